@@ -1,0 +1,34 @@
+// The regpipe subcommands. Each registers its options on the CLI11 app and returns the
+// function that runs it (exit status).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace regpipe::cli {
+
+// Options every subcommand that loads plugins shares.
+struct CommonOptions {
+  std::vector<std::string> plugin_paths;
+  bool quiet = false;
+  int verbose = 0;
+};
+
+using Command = std::function<int()>;
+
+Command add_run(CLI::App& app, CommonOptions& common);
+Command add_validate(CLI::App& app, CommonOptions& common);
+Command add_plugins(CLI::App& app, CommonOptions& common);
+Command add_phantom(CLI::App& app);
+
+// Exit statuses.
+constexpr int kExitOk = 0;
+constexpr int kExitInternal = 1;
+constexpr int kExitBadInput = 2;
+constexpr int kExitComponentFailure = 3;
+constexpr int kExitCancelled = 130;
+
+}  // namespace regpipe::cli

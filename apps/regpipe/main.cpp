@@ -1,0 +1,48 @@
+// regpipe: GPU-accelerated, plugin-based 3D image registration.
+#include "commands.hpp"
+
+#include <regpipe/host/components.hpp>
+#include <regpipe/host/error.hpp>
+
+#include <cstdio>
+#include <map>
+
+int main(int argc, char** argv) {
+  using namespace regpipe::cli;
+  CLI::App app{"regpipe: plugin-based 3D medical image registration (CPU and CUDA backends)"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("regpipe ") + REGPIPE_VERSION);
+  CommonOptions common;
+  std::map<CLI::App*, Command> commands;
+  auto add = [&](const char* name, const char* help) { return app.add_subcommand(name, help); };
+  CLI::App* run = add("run", "Run a registration pipeline");
+  commands[run] = add_run(*run, common);
+  CLI::App* validate = add("validate", "Check a pipeline file without running it");
+  commands[validate] = add_validate(*validate, common);
+  CLI::App* plugins = add("plugins", "List the available components and their parameters");
+  commands[plugins] = add_plugins(*plugins, common);
+  CLI::App* phantom = add("phantom", "Write a synthetic two-contrast head phantom with a known misalignment, and a pipeline that recovers it");
+  commands[phantom] = add_phantom(*phantom);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitBadInput;
+  }
+  try {
+    for (const auto& [sub, command] : commands)
+      if (sub->parsed()) return command();
+  } catch (const regpipe::UserError& e) {
+    std::fprintf(stderr, "regpipe: error: %s\n", e.what());
+    return kExitBadInput;
+  } catch (const regpipe::ComponentError& e) {
+    std::fprintf(stderr, "regpipe: error: %s\n", e.what());
+    return e.status() == RP_CANCELLED ? kExitCancelled
+           : e.status() == RP_INVALID_ARGUMENT ? kExitBadInput
+                                               : kExitComponentFailure;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "regpipe: internal error: %s\n", e.what());
+    return kExitInternal;
+  }
+  return kExitInternal;
+}

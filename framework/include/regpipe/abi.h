@@ -1,0 +1,328 @@
+/*
+ * regpipe/abi.h — the stable C ABI between the regpipe host and its plugins.
+ *
+ * This header is the complete contract for plugin authors. It is C99, depends only on
+ * <stdint.h> and <stddef.h>, and compiles as C and as C++. A plugin includes it (and,
+ * optionally, the header-only C++ helpers in regpipe/plugin.hpp) and never links against
+ * libregpipe.
+ *
+ * ---------------------------------------------------------------------------------------
+ * Versioning rules
+ *   - RP_ABI_MAJOR changes only for incompatible changes. The host refuses a library whose
+ *     entry reports another major version and names both versions in its message.
+ *   - RP_ABI_MINOR grows for additive changes: new members appended at the END of a struct,
+ *     new functions appended at the end of a vtable, new enum values. Values and ids are
+ *     never reused. A plugin built against an older minor keeps loading.
+ *   - Every struct that crosses the ABI starts with `uint32_t size`, filled by whoever builds
+ *     the struct with sizeof(struct) of the header it was compiled against. A reader reads a
+ *     member only if offsetof(member) + sizeof(member) <= size (see RP_HAS_MEMBER) and uses
+ *     the documented default otherwise (LV2's rule).
+ *
+ * Conventions
+ *   - Images cross the ABI as float32, x fastest, then y, then z (data[x + nx*(y + ny*z)]).
+ *   - World coordinates are millimetres in ITK's LPS frame (+x = patient left, +y = posterior,
+ *     +z = superior). Every 4x4 matrix is row-major double[16]; the last row is 0 0 0 1.
+ *   - A transform matrix maps REFERENCE world coordinates to MOVING world coordinates (the
+ *     pull-back used for resampling): the moving image seen through T is mov(T * p_ref).
+ *   - Nothing throws across the ABI. Every function that can fail returns rp_status; messages
+ *     are owned by the callee (see each function).
+ *   - Thread tags: [any-thread] may be called concurrently from several threads;
+ *     [one call at a time per instance] means the host serialises calls on one instance,
+ *     but different instances may be used concurrently.
+ * ---------------------------------------------------------------------------------------
+ */
+#ifndef REGPIPE_ABI_H
+#define REGPIPE_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RP_ABI_MAJOR 1
+#define RP_ABI_MINOR 0
+
+#if defined(_WIN32)
+#define RP_EXPORT __declspec(dllexport)
+#else
+#define RP_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* True when a struct of the given `size` (as filled by its builder) contains `member`. */
+#define RP_HAS_MEMBER(ptr, type, member) \
+  ((ptr)->size >= offsetof(type, member) + sizeof(((type *)0)->member))
+
+/* ------------------------------------------------------------------------------------ */
+/* Status codes (frozen values, since 1.0)                                                */
+/* ------------------------------------------------------------------------------------ */
+typedef int32_t rp_status;
+#define RP_OK 0
+#define RP_INVALID_ARGUMENT 1 /* a parameter, image or request is out of its documented domain */
+#define RP_UNSUPPORTED 2      /* valid, but this component does not implement it */
+#define RP_OUT_OF_MEMORY 3    /* host or device allocation failed */
+#define RP_DEVICE 4           /* a device (GPU) is missing or failed */
+#define RP_CANCELLED 5        /* the host asked to stop (rp_host.should_cancel) */
+#define RP_INTERNAL 6         /* a bug: anything else */
+
+/* Caller-owned buffer for errors raised before an instance exists (create). The callee
+ * writes a NUL-terminated message of at most sizeof(msg)-1 bytes. No cross-heap free. */
+typedef struct rp_error_buf {
+  uint32_t size;
+  char msg[512];
+} rp_error_buf;
+
+/* ------------------------------------------------------------------------------------ */
+/* Host services handed to every instance                                                 */
+/* ------------------------------------------------------------------------------------ */
+#define RP_LOG_DEBUG 0
+#define RP_LOG_INFO 1
+#define RP_LOG_WARNING 2
+#define RP_LOG_ERROR 3
+
+typedef struct rp_host {
+  uint32_t size;
+  uint32_t abi_major; /* the host's RP_ABI_MAJOR */
+  uint32_t abi_minor; /* the host's RP_ABI_MINOR */
+  void *ctx;          /* opaque; pass back to every callback */
+  /* [any-thread] Log a NUL-terminated UTF-8 line (no trailing newline needed). */
+  void (*log)(void *ctx, int32_t level, const char *message);
+  /* [any-thread] Report progress of the current long operation; fraction in [0,1], or a
+   * negative value when unknown. `what` names the operation (e.g. "8 mm coarse search"). */
+  void (*progress)(void *ctx, double fraction, const char *what);
+  /* [any-thread] Non-zero when the user asked to stop: return RP_CANCELLED promptly. */
+  int32_t (*should_cancel)(void *ctx);
+} rp_host;
+
+/* ------------------------------------------------------------------------------------ */
+/* Images                                                                                 */
+/* ------------------------------------------------------------------------------------ */
+/* A borrowed, read-only view of a 3D float32 image. Valid only for the duration of the call
+ * it is passed to, unless that call documents otherwise: components copy what they keep. */
+typedef struct rp_image {
+  uint32_t size;
+  uint32_t dims[3];         /* voxels along x, y, z; each >= 1 */
+  double voxel_to_world[16]; /* row-major 4x4: voxel index (x,y,z,1) -> LPS millimetres */
+  const float *data;        /* dims[0]*dims[1]*dims[2] values, x fastest */
+} rp_image;
+
+/* ------------------------------------------------------------------------------------ */
+/* Parameters                                                                             */
+/* ------------------------------------------------------------------------------------ */
+#define RP_PARAM_BOOL 0   /* int_value 0 or 1 */
+#define RP_PARAM_INT 1    /* int_value, within [min, max] */
+#define RP_PARAM_DOUBLE 2 /* double_value, within [min, max] */
+#define RP_PARAM_ENUM 3   /* string_value, one of choices */
+#define RP_PARAM_STRING 4 /* string_value */
+#define RP_PARAM_PATH 5   /* string_value, an absolute file system path (the host resolves it) */
+
+/* One entry of a component's parameter schema. Names are snake_case with units in the name
+ * where they have one (smoothing_mm). The host validates pipeline values against the schema
+ * before any work; `create` re-checks and names the parameter and value when it refuses. */
+typedef struct rp_param_desc {
+  uint32_t size;
+  const char *name;
+  int32_t type;                /* RP_PARAM_* */
+  const char *default_value;   /* textual default, as it would be written in YAML */
+  double min;                  /* INT and DOUBLE: inclusive bounds */
+  double max;
+  const char *const *choices;  /* ENUM: NULL-terminated list; otherwise NULL */
+  const char *unit;            /* "mm", "rad", "" ... */
+  const char *doc;             /* one line */
+} rp_param_desc;
+
+/* A parameter value handed to `create`. The host passes every schema parameter, defaults
+ * included, already validated and converted to its type. Strings are borrowed for the call. */
+typedef struct rp_param_value {
+  uint32_t size;
+  const char *name;
+  int32_t type;         /* RP_PARAM_* (same as the schema) */
+  int64_t int_value;    /* BOOL, INT */
+  double double_value;  /* DOUBLE */
+  const char *string_value; /* ENUM, STRING, PATH */
+} rp_param_value;
+
+/* ------------------------------------------------------------------------------------ */
+/* Cost components: similarity of a reference and a moving image under k transforms       */
+/* ------------------------------------------------------------------------------------ */
+/* One batched evaluation. Costs are "lower is better" (1-CR, -MI, -NMI, 1-NCC, LS).
+ * When a transform leaves no overlap between the images, the cost is the measure's worst
+ * finite value (documented by the component, e.g. 1 for 1-CR) and overlap_out is 0: never
+ * an error, never NaN or infinity. */
+typedef struct rp_cost_request {
+  uint32_t size;
+  size_t k;                /* number of transforms, >= 1 */
+  const double *matrices;  /* k row-major 4x4 matrices, reference world -> moving world */
+  double *costs_out;       /* [out] k costs */
+  double *overlap_out;     /* [out, nullable] k overlap fractions in [0,1]: weight of the
+                              reference voxels that map inside the moving image, divided by
+                              the reference's total weight */
+} rp_cost_request;
+
+typedef struct rp_cost_vtable {
+  uint32_t size;
+  /* [any-thread] Create an instance. `params` holds every schema parameter (count `n`).
+   * On failure fills err->msg, leaves *self_out NULL and returns the status.
+   * @retval RP_OK, RP_INVALID_ARGUMENT (parameter named in err), RP_DEVICE (no or bad
+   *         device: the message names the CPU alternative), RP_OUT_OF_MEMORY, RP_INTERNAL */
+  rp_status (*create)(const rp_host *host, const rp_param_value *params, size_t n,
+                      void **self_out, rp_error_buf *err);
+  /* [one call at a time per instance] Set the reference image and its optional weighting
+   * (NULL = weight 1 everywhere; else the same grid as `ref`, values >= 0). The component
+   * copies what it needs; preprocessing that depends only on the reference (histogram
+   * bins, presorts) belongs here so that it is reused across moving images.
+   * @retval RP_OK, RP_INVALID_ARGUMENT (e.g. constant image where the measure is undefined),
+   *         RP_OUT_OF_MEMORY, RP_DEVICE */
+  rp_status (*set_reference)(void *self, const rp_image *ref, const rp_image *ref_weight);
+  /* [one call at a time per instance] Set the moving image and its optional weighting. */
+  rp_status (*set_moving)(void *self, const rp_image *mov, const rp_image *mov_weight);
+  /* [one call at a time per instance] Evaluate k transforms. Both images must be set.
+   * @retval RP_OK, RP_INVALID_ARGUMENT (images not set, k == 0, NULL arrays),
+   *         RP_CANCELLED, RP_DEVICE, RP_OUT_OF_MEMORY */
+  rp_status (*evaluate)(void *self, const rp_cost_request *request);
+  /* [one call at a time per instance] Message of the last failed call on this instance, or
+   * "" — owned by the instance, valid until the next call on it. Never NULL. */
+  const char *(*last_error)(const void *self);
+  /* Destroy the instance (NULL is a no-op). */
+  void (*destroy)(void *self);
+  /* Optional features by versioned id ("regpipe.cost.gradient/1"); NULL when absent.
+   * The vtable member itself may be NULL. */
+  const void *(*get_extension)(void *self, const char *extension_id);
+} rp_cost_vtable;
+
+/* ------------------------------------------------------------------------------------ */
+/* Optimizer components                                                                   */
+/* ------------------------------------------------------------------------------------ */
+/* The transform is always the 12-parameter affine, about the reference centre of mass c:
+ *   x_moving = R * K * S * (x_ref - c) + c + t
+ *   index 0..2  rotations rx, ry, rz [rad], R = Rz * Ry * Rx
+ *   index 3..5  translations tx, ty, tz [mm]
+ *   index 6..8  scales sx, sy, sz [1]      S = diag(sx, sy, sz)
+ *   index 9..11 skews kxy, kxz, kyz [1]    K = [[1,kxy,kxz],[0,1,kyz],[0,0,1]]
+ * Degrees of freedom select which are free; the others keep the values of the start point:
+ *   3: translations; 6: + rotations; 7: + one global scale (sx = sy = sz);
+ *   9: + three scales; 12: + skews. */
+#define RP_PARAM_COUNT 12
+
+/* The host's objective, handed to `minimize`. Every function pointer is non-NULL. */
+typedef struct rp_objective {
+  uint32_t size;
+  void *ctx;
+  uint32_t param_count;        /* RP_PARAM_COUNT */
+  uint32_t dof;                /* 3, 6, 7, 9 or 12: the most the pipeline allows */
+  const double *typical_step;  /* param_count values: a natural step per parameter (e.g.
+                                  radians per mm of displacement at the image's radius) */
+  uint32_t level_count;        /* resolution levels of the pipeline, coarsest first */
+  const double *levels_mm;     /* level_count voxel sizes in mm */
+  /* Evaluate k parameter vectors (k * param_count doubles, vector-major) at the current
+   * level; writes k costs. Batching is the main lever for GPU costs: propose many points
+   * per call where the algorithm allows.
+   * @retval RP_OK, RP_CANCELLED, or the cost component's failure (message via last_error) */
+  rp_status (*evaluate)(void *ctx, const double *params, size_t k, double *costs_out);
+  /* Select the resolution level (index into levels_mm) used by later evaluations. */
+  rp_status (*set_level)(void *ctx, uint32_t level);
+  /* Message of the last failed objective call; never NULL. */
+  const char *(*last_error)(void *ctx);
+  /* Record a named stage for the report (evaluations and time are counted by the host
+   * from this call to the next). Optional for the optimizer to call. */
+  void (*begin_stage)(void *ctx, const char *stage_name);
+} rp_objective;
+
+/* Optimizer capability flags (rp_optimizer_vtable.flags). */
+#define RP_OPTIMIZER_DRIVES_LEVELS 1u /* minimize is called once and calls set_level itself;
+                                         otherwise the host calls set_level(i) and minimize
+                                         for each level, coarsest first, carrying x over */
+
+typedef struct rp_optimizer_vtable {
+  uint32_t size;
+  uint32_t flags; /* RP_OPTIMIZER_* */
+  rp_status (*create)(const rp_host *host, const rp_param_value *params, size_t n,
+                      void **self_out, rp_error_buf *err);
+  /* [one call at a time per instance] Minimise the objective from x_inout (param_count
+   * values). On RP_OK, x_inout holds the best point found and *f_out its cost.
+   * @retval RP_OK, RP_CANCELLED, RP_INVALID_ARGUMENT, or an objective failure */
+  rp_status (*minimize)(void *self, const rp_objective *objective, double *x_inout,
+                        double *f_out);
+  const char *(*last_error)(const void *self);
+  void (*destroy)(void *self);
+  const void *(*get_extension)(void *self, const char *extension_id);
+} rp_optimizer_vtable;
+
+/* ------------------------------------------------------------------------------------ */
+/* Resampler components                                                                   */
+/* ------------------------------------------------------------------------------------ */
+#define RP_INTERP_NEAREST 0
+#define RP_INTERP_TRILINEAR 1
+#define RP_INTERP_SINC 2      /* windowed sinc, for final outputs */
+#define RP_INTERP_BSPLINE 3   /* cubic B-spline, for final outputs */
+
+/* Resample `input` onto the output grid: out(p) = input(matrix * p) for every output voxel
+ * centre p (world); voxels mapping outside the input get `background`. With
+ * prefilter_sigma_mm > 0 the input is first smoothed by a Gaussian of that standard
+ * deviation (world mm, per axis) — the anti-aliasing of a multi-resolution pyramid. */
+typedef struct rp_resample_request {
+  uint32_t size;
+  const rp_image *input;
+  const double *matrix;          /* 4x4 output world -> input world (NULL = identity) */
+  uint32_t out_dims[3];
+  double out_voxel_to_world[16];
+  float *out_data;               /* [out] caller-allocated, out_dims product floats */
+  int32_t interpolation;         /* RP_INTERP_* */
+  double prefilter_sigma_mm[3];  /* 0 = none */
+  float background;
+} rp_resample_request;
+
+typedef struct rp_resampler_vtable {
+  uint32_t size;
+  rp_status (*create)(const rp_host *host, const rp_param_value *params, size_t n,
+                      void **self_out, rp_error_buf *err);
+  /* [one call at a time per instance]
+   * @retval RP_OK, RP_INVALID_ARGUMENT, RP_UNSUPPORTED (interpolation not offered),
+   *         RP_OUT_OF_MEMORY, RP_CANCELLED */
+  rp_status (*resample)(void *self, const rp_resample_request *request);
+  const char *(*last_error)(const void *self);
+  void (*destroy)(void *self);
+  const void *(*get_extension)(void *self, const char *extension_id);
+} rp_resampler_vtable;
+
+/* ------------------------------------------------------------------------------------ */
+/* Descriptors and the entry point                                                        */
+/* ------------------------------------------------------------------------------------ */
+#define RP_KIND_COST 0
+#define RP_KIND_OPTIMIZER 1
+#define RP_KIND_RESAMPLER 2
+
+typedef struct rp_component_desc {
+  uint32_t size;
+  int32_t kind;            /* RP_KIND_* */
+  const char *id;          /* lowercase dotted, unique: "cost.cr", third parties reverse-DNS */
+  const char *name;        /* human name */
+  const char *version;     /* "major.minor.patch" of the component */
+  const char *description; /* one paragraph */
+  const rp_param_desc *params;
+  size_t param_count;
+  const void *vtable;      /* rp_cost_vtable*, rp_optimizer_vtable* or rp_resampler_vtable* */
+} rp_component_desc;
+
+typedef struct rp_plugin_entry {
+  uint32_t size;
+  uint32_t abi_major; /* RP_ABI_MAJOR the plugin was built against */
+  uint32_t abi_minor;
+  const char *library_name;
+  const char *library_version;
+  const char *license;
+  size_t component_count;
+  const rp_component_desc *components;
+} rp_plugin_entry;
+
+/* The one symbol every plugin library exports. Returns static, immutable data; does no work
+ * (no allocation, no device initialisation). [any-thread] */
+typedef const rp_plugin_entry *(*rp_plugin_entry_fn)(void);
+#define RP_PLUGIN_ENTRY_SYMBOL "regpipe_plugin_entry"
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* REGPIPE_ABI_H */

@@ -1,0 +1,66 @@
+// The registration driver: images in, pyramid, cost + optimizer through the ABI, result out.
+#pragma once
+
+#include <regpipe/host/components.hpp>
+#include <regpipe/host/host_services.hpp>
+#include <regpipe/host/image.hpp>
+#include <regpipe/host/pipeline.hpp>
+#include <regpipe/host/plugin_host.hpp>
+#include <regpipe/host/transform.hpp>
+
+#include <Eigen/Core>
+#include <string>
+#include <vector>
+
+namespace regpipe {
+
+// What one named stage of the search did (a level, or a stage an optimizer announced).
+struct StageRecord {
+  std::string name;
+  double level_mm = 0.0;
+  long long evaluations = 0;  // transforms evaluated by the cost component
+  long long batches = 0;      // calls to the cost component
+  double best_cost = 0.0;
+  double seconds = 0.0;
+};
+
+struct UsedComponent {
+  std::string role;  // "cost", "optimizer", "resampler"
+  std::string id, version, library;
+};
+
+struct RegistrationResult {
+  Eigen::Matrix4d ref_to_mov = Eigen::Matrix4d::Identity();  // abi.h convention (LPS)
+  AffineParams params{};
+  Eigen::Vector3d centre = Eigen::Vector3d::Zero();          // reference centre of mass
+  double final_cost = 0.0;
+  std::vector<StageRecord> stages;
+  std::vector<UsedComponent> components;
+  double seconds_loading = 0.0, seconds_pyramid = 0.0, seconds_search = 0.0;
+  long long evaluations = 0;
+};
+
+// The images a registration needs, already read.
+struct RegistrationImages {
+  Image reference, moving;
+  std::optional<Image> reference_weight, moving_weight;
+};
+
+RegistrationImages load_images(const PipelineInputs& inputs);
+
+// Runs the registration of the pipeline on already loaded images. Throws UserError for bad
+// input (constant image, grids that do not match their weights, ...), ComponentError when
+// a plugin fails (RP_CANCELLED included).
+RegistrationResult register_images(const Pipeline& pipeline, const RegistrationImages& images,
+                                   const PluginHost& plugins, HostServices& services);
+
+// The intensity above which reference voxels count as "head" for the displacement metric:
+// a fifth of the 99th percentile (robust to bright outliers, excludes background noise).
+float foreground_threshold(const Image& image);
+
+// Everything `regpipe run` does: validate the output folder, load, register, write the
+// outputs atomically, print a summary. Returns the result.
+RegistrationResult run_pipeline(const Pipeline& pipeline, const PluginHost& plugins,
+                                HostServices& services);
+
+}  // namespace regpipe

@@ -1,0 +1,33 @@
+// The services the host hands to every plugin instance (rp_host): logging to stderr,
+// progress, and cancellation (SIGINT sets the flag).
+#pragma once
+
+#include <regpipe/abi.h>
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+namespace regpipe {
+
+class HostServices {
+ public:
+  // Messages below `min_level` are dropped. `progress` lines are shown only when enabled.
+  explicit HostServices(int32_t min_level = RP_LOG_WARNING, bool show_progress = false);
+  const rp_host* abi() const { return &host_; }
+
+  void log(int32_t level, const std::string& message);
+  void progress(double fraction, const std::string& what);
+  bool cancel_requested() const { return cancel_.load(); }
+  void request_cancel() { cancel_.store(true); }
+  // Installs a SIGINT handler that requests cancellation of the process-wide services.
+  void cancel_on_sigint();
+
+ private:
+  rp_host host_{};
+  int32_t min_level_;
+  bool show_progress_;
+  std::atomic<bool> cancel_{false};
+};
+
+}  // namespace regpipe

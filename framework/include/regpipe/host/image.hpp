@@ -1,0 +1,46 @@
+// The host's image model: a 3D float32 volume with its voxel -> world (LPS mm) matrix.
+#pragma once
+
+#include <regpipe/abi.h>
+
+#include <Eigen/Core>
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+namespace regpipe {
+
+struct Image {
+  std::array<uint32_t, 3> dims{0, 0, 0};
+  Eigen::Matrix4d voxel_to_world = Eigen::Matrix4d::Identity();  // LPS millimetres
+  std::vector<float> data;                                       // x fastest
+
+  size_t voxel_count() const { return size_t(dims[0]) * dims[1] * dims[2]; }
+  // Voxel sizes in mm (column norms of the linear part).
+  Eigen::Vector3d spacing() const;
+  // A borrowed ABI view; valid while this Image lives and is not modified.
+  rp_image view() const;
+  float at(uint32_t x, uint32_t y, uint32_t z) const {
+    return data[x + size_t(dims[0]) * (y + size_t(dims[1]) * z)];
+  }
+};
+
+struct ReadOptions {
+  // For 4D inputs: which volume to read. Without it a 4D file is an error.
+  std::optional<unsigned> volume_index;
+};
+
+// Reads NIfTI (.nii, .nii.gz), Analyze 7.5 (.hdr/.img), MetaImage (.mha/.mhd) or NRRD
+// (.nrrd/.nhdr) through ITK; any scalar type becomes float32 (NIfTI scl_slope/inter applied);
+// orientation and anisotropic voxels are kept in voxel_to_world.
+// Throws UserError naming the path and the reason (missing, unreadable, 4D without index,
+// not 3D, empty).
+Image read_image(const std::filesystem::path& path, const ReadOptions& options = {});
+
+// Writes float32 in the format named by the extension, atomically (temporary file in the
+// same folder, then rename): on failure no partial file is left. Throws UserError.
+void write_image(const Image& image, const std::filesystem::path& path);
+
+}  // namespace regpipe

@@ -1,0 +1,101 @@
+// The pipeline model and its YAML form. Loading validates everything that can be checked
+// without images: keys, types, ranges, plugin ids and plugin parameters (against the
+// plugins' schemas), with file:line:column and "did you mean" in every message.
+#pragma once
+
+#include <regpipe/host/plugin_host.hpp>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace regpipe {
+
+// Where a value came from, for messages: "pipeline.yaml:12:7" or "--set inputs.moving".
+struct SourceLocation {
+  std::string text;
+};
+
+struct ParamText {
+  std::string value;
+  SourceLocation where;
+};
+
+// A component choice: one plugin id, or a preference list tried in order (the first that
+// can be created wins, e.g. [cuda.cr, cpu.cr] takes the GPU when there is one). A parameter
+// applies to every listed plugin that has it; one that none has is an error.
+struct ComponentSpec {
+  std::vector<std::string> plugins;
+  std::map<std::string, ParamText> params;
+  SourceLocation where;
+};
+
+struct ImageInput {
+  std::filesystem::path path;
+  std::optional<unsigned> volume;  // for 4D files
+};
+
+struct PipelineInputs {
+  ImageInput reference;
+  std::vector<ImageInput> moving;  // one or more (batch mode: one reference, many moving)
+  std::optional<ImageInput> reference_weight;
+  std::optional<ImageInput> moving_weight;
+};
+
+struct PipelineRegistration {
+  unsigned dof = 12;
+  std::vector<double> levels_mm{8, 4, 2, 1};
+  std::string initialisation = "centre_of_mass";  // or "identity"
+  ComponentSpec cost;
+  ComponentSpec optimizer;
+  ComponentSpec resampler;
+};
+
+struct PipelineOutputs {
+  std::filesystem::path dir;
+  std::string prefix;                 // file name prefix, "" by default
+  bool transforms = true;             // .mat, .tfm, world matrix
+  bool registered_image = true;
+  std::string interpolation = "sinc"; // for the registered image
+  std::string image_format = ".nii.gz";
+  bool report = true;
+};
+
+struct PipelineEvaluation {
+  // Optional known truth (moving -> reference world RAS 4x4, the transform_world.txt form):
+  // the report then states the mean displacement error over the reference.
+  std::optional<std::filesystem::path> truth;
+};
+
+struct Pipeline {
+  std::filesystem::path source;  // the YAML file
+  PipelineInputs inputs;
+  PipelineRegistration registration;
+  PipelineOutputs outputs;
+  PipelineEvaluation evaluation;
+};
+
+// A --set override: dotted key path and YAML value text ("registration.levels_mm=[4,2]").
+struct Override {
+  std::string key;
+  std::string value;
+};
+// Parses "key=value"; throws UserError for text without '='.
+Override parse_override(const std::string& text);
+
+// Loads and validates. Relative paths in the file resolve against the file's folder;
+// relative paths given by --set resolve against the current directory. Throws UserError
+// listing every problem found, one per line.
+Pipeline load_pipeline(const std::filesystem::path& yaml_file, const std::vector<Override>& overrides,
+                       const PluginHost& plugins);
+
+// The schema of the pipeline file itself as (dotted key, type, default, doc) rows: the
+// source of docs/yaml-reference.md, which a test keeps in step.
+struct PipelineKeyDoc {
+  std::string key, type, default_value, doc;
+};
+const std::vector<PipelineKeyDoc>& pipeline_schema();
+
+}  // namespace regpipe

@@ -1,0 +1,282 @@
+// regpipe/plugin.hpp — optional header-only C++ helpers for plugin authors.
+//
+// Nothing here is part of the ABI: it only turns C++ classes into the C vtables of abi.h,
+// keeps exceptions from crossing the ABI (the RP_GUARD firewall), and reads parameters.
+// Needs C++17; no link dependency on libregpipe.
+//
+//   class MyCost {                       // one instance per rp_cost_vtable::create
+//    public:
+//     MyCost(const rp_host* host, const rp::Params& p);
+//     void set_reference(const rp_image& ref, const rp_image* weight);
+//     void set_moving(const rp_image& mov, const rp_image* weight);
+//     void evaluate(const rp_cost_request& request);
+//   };
+//   static const rp_cost_vtable kVtable = rp::cost_vtable<MyCost>();
+//
+// Throw rp::Error(RP_INVALID_ARGUMENT, "bins=3 is below the minimum 8") for bad input;
+// std::bad_alloc becomes RP_OUT_OF_MEMORY, anything else RP_INTERNAL.
+#ifndef REGPIPE_PLUGIN_HPP
+#define REGPIPE_PLUGIN_HPP
+
+#include <regpipe/abi.h>
+
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rp {
+
+// An error with an ABI status; what() is the message the host shows.
+class Error : public std::runtime_error {
+ public:
+  Error(rp_status status, const std::string& message)
+      : std::runtime_error(message), status_(status) {}
+  rp_status status() const noexcept { return status_; }
+
+ private:
+  rp_status status_;
+};
+
+// Runs `body`, converting every exception into a status and a message (the firewall that
+// keeps C++ exceptions from crossing the C ABI).
+template <class Body, class OnError>
+rp_status guard(Body&& body, OnError&& on_error) noexcept {
+  try {
+    body();
+    return RP_OK;
+  } catch (const Error& e) {
+    on_error(e.what());
+    return e.status();
+  } catch (const std::bad_alloc&) {
+    on_error("out of host memory");
+    return RP_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    on_error(e.what());
+    return RP_INTERNAL;
+  } catch (...) {
+    on_error("unknown internal error");
+    return RP_INTERNAL;
+  }
+}
+
+inline void write_error(rp_error_buf* err, const char* message) noexcept {
+  if (err == nullptr || err->size < sizeof(rp_error_buf)) return;
+  std::snprintf(err->msg, sizeof(err->msg), "%s", message);
+}
+
+// Typed read access to the parameter values handed to `create`.
+class Params {
+ public:
+  Params(const rp_param_value* values, size_t n) : values_(values), n_(n) {}
+
+  const rp_param_value* find(const char* name) const noexcept {
+    for (size_t i = 0; i < n_; ++i)
+      if (values_[i].name != nullptr && std::strcmp(values_[i].name, name) == 0) return &values_[i];
+    return nullptr;
+  }
+  bool get_bool(const char* name) const { return require(name, RP_PARAM_BOOL).int_value != 0; }
+  long long get_int(const char* name) const { return require(name, RP_PARAM_INT).int_value; }
+  double get_double(const char* name) const {
+    return require(name, RP_PARAM_DOUBLE).double_value;
+  }
+  std::string get_string(const char* name) const {
+    const rp_param_value& v = require_any(name);
+    if (v.type != RP_PARAM_ENUM && v.type != RP_PARAM_STRING && v.type != RP_PARAM_PATH)
+      throw Error(RP_INVALID_ARGUMENT, std::string("parameter '") + name + "' is not a string");
+    return v.string_value != nullptr ? v.string_value : "";
+  }
+  // Range check for `create`'s own re-validation: names parameter, value and bound.
+  static void check_range(const char* name, double value, double lo, double hi) {
+    if (value < lo || value > hi)
+      throw Error(RP_INVALID_ARGUMENT, std::string(name) + "=" + format(value) +
+                                           " is outside [" + format(lo) + ", " + format(hi) + "]");
+  }
+
+ private:
+  static std::string format(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+  }
+  const rp_param_value& require_any(const char* name) const {
+    const rp_param_value* v = find(name);
+    if (v == nullptr) throw Error(RP_INVALID_ARGUMENT, std::string("missing parameter '") + name + "'");
+    return *v;
+  }
+  const rp_param_value& require(const char* name, int32_t type) const {
+    const rp_param_value& v = require_any(name);
+    if (v.type != type)
+      throw Error(RP_INVALID_ARGUMENT, std::string("parameter '") + name + "' has the wrong type");
+    return v;
+  }
+  const rp_param_value* values_;
+  size_t n_;
+};
+
+// Holder the vtable adapters put around a component instance: the instance plus the
+// storage of its last error message.
+template <class T>
+struct Instance {
+  T* object = nullptr;
+  std::string last_error;
+};
+
+namespace detail {
+template <class T>
+rp_status create(const rp_host* host, const rp_param_value* params, size_t n, void** self_out,
+                 rp_error_buf* err) noexcept {
+  if (self_out == nullptr) return RP_INVALID_ARGUMENT;
+  *self_out = nullptr;
+  Instance<T>* inst = nullptr;
+  rp_status s = guard(
+      [&] {
+        inst = new Instance<T>();
+        try {
+          inst->object = new T(host, Params(params, n));
+        } catch (...) {
+          delete inst;
+          inst = nullptr;
+          throw;
+        }
+      },
+      [&](const char* m) { write_error(err, m); });
+  if (s == RP_OK) *self_out = inst;
+  return s;
+}
+template <class T>
+Instance<T>* self_of(void* self) {
+  return static_cast<Instance<T>*>(self);
+}
+template <class T, class Body>
+rp_status call(void* self, Body&& body) noexcept {
+  if (self == nullptr) return RP_INVALID_ARGUMENT;
+  Instance<T>* inst = self_of<T>(self);
+  inst->last_error.clear();
+  return guard([&] { body(*inst->object); },
+               [&](const char* m) { inst->last_error = m; });
+}
+template <class T>
+const char* last_error(const void* self) noexcept {
+  if (self == nullptr) return "";
+  return static_cast<const Instance<T>*>(self)->last_error.c_str();
+}
+template <class T>
+void destroy(void* self) noexcept {
+  if (self == nullptr) return;
+  Instance<T>* inst = self_of<T>(self);
+  delete inst->object;
+  delete inst;
+}
+inline const void* no_extension(void*, const char*) noexcept { return nullptr; }
+}  // namespace detail
+
+template <class T>
+constexpr rp_cost_vtable cost_vtable() {
+  rp_cost_vtable v{};
+  v.size = sizeof(rp_cost_vtable);
+  v.create = &detail::create<T>;
+  v.set_reference = [](void* self, const rp_image* ref, const rp_image* w) noexcept {
+    return detail::call<T>(self, [&](T& t) {
+      if (ref == nullptr) throw Error(RP_INVALID_ARGUMENT, "reference image is NULL");
+      t.set_reference(*ref, w);
+    });
+  };
+  v.set_moving = [](void* self, const rp_image* mov, const rp_image* w) noexcept {
+    return detail::call<T>(self, [&](T& t) {
+      if (mov == nullptr) throw Error(RP_INVALID_ARGUMENT, "moving image is NULL");
+      t.set_moving(*mov, w);
+    });
+  };
+  v.evaluate = [](void* self, const rp_cost_request* req) noexcept {
+    return detail::call<T>(self, [&](T& t) {
+      if (req == nullptr || req->k == 0 || req->matrices == nullptr || req->costs_out == nullptr)
+        throw Error(RP_INVALID_ARGUMENT, "evaluate needs k >= 1, matrices and costs_out");
+      t.evaluate(*req);
+    });
+  };
+  v.last_error = &detail::last_error<T>;
+  v.destroy = &detail::destroy<T>;
+  v.get_extension = &detail::no_extension;
+  return v;
+}
+
+template <class T>
+constexpr rp_optimizer_vtable optimizer_vtable(uint32_t flags) {
+  rp_optimizer_vtable v{};
+  v.size = sizeof(rp_optimizer_vtable);
+  v.flags = flags;
+  v.create = &detail::create<T>;
+  v.minimize = [](void* self, const rp_objective* obj, double* x, double* f) noexcept {
+    return detail::call<T>(self, [&](T& t) {
+      if (obj == nullptr || x == nullptr || f == nullptr)
+        throw Error(RP_INVALID_ARGUMENT, "minimize needs an objective, x and f");
+      t.minimize(*obj, x, f);
+    });
+  };
+  v.last_error = &detail::last_error<T>;
+  v.destroy = &detail::destroy<T>;
+  v.get_extension = &detail::no_extension;
+  return v;
+}
+
+template <class T>
+constexpr rp_resampler_vtable resampler_vtable() {
+  rp_resampler_vtable v{};
+  v.size = sizeof(rp_resampler_vtable);
+  v.create = &detail::create<T>;
+  v.resample = [](void* self, const rp_resample_request* req) noexcept {
+    return detail::call<T>(self, [&](T& t) {
+      if (req == nullptr || req->input == nullptr || req->out_data == nullptr)
+        throw Error(RP_INVALID_ARGUMENT, "resample needs an input image and out_data");
+      t.resample(*req);
+    });
+  };
+  v.last_error = &detail::last_error<T>;
+  v.destroy = &detail::destroy<T>;
+  v.get_extension = &detail::no_extension;
+  return v;
+}
+
+// Throws the objective's failure as an rp::Error (so optimizers can write straight-line code).
+inline void check(const rp_objective& obj, rp_status s) {
+  if (s != RP_OK) throw Error(s, obj.last_error(obj.ctx));
+}
+
+// The free directions of a DOF setting in the 12-parameter space (abi.h's layout).
+// 7 DOF ties the three scales into one direction (1,1,1).
+inline std::vector<std::array<double, RP_PARAM_COUNT>> dof_basis(unsigned dof) {
+  std::vector<std::array<double, RP_PARAM_COUNT>> basis;
+  auto unit = [&](std::initializer_list<int> idx) {
+    std::array<double, RP_PARAM_COUNT> d{};
+    for (int i : idx) d[static_cast<size_t>(i)] = 1.0;
+    basis.push_back(d);
+  };
+  if (dof != 3 && dof != 6 && dof != 7 && dof != 9 && dof != 12)
+    throw Error(RP_INVALID_ARGUMENT,
+                "dof=" + std::to_string(dof) + " is not one of 3, 6, 7, 9, 12");
+  if (dof >= 6)
+    for (int i = 0; i < 3; ++i) unit({i});
+  for (int i = 3; i < 6; ++i) unit({i});
+  if (dof == 7) unit({6, 7, 8});
+  if (dof >= 9)
+    for (int i = 6; i < 9; ++i) unit({i});
+  if (dof == 12)
+    for (int i = 9; i < 12; ++i) unit({i});
+  return basis;
+}
+
+}  // namespace rp
+
+// Defines the exported entry point from a static rp_plugin_entry.
+#define RP_DEFINE_PLUGIN_ENTRY(entry_object)                               \
+  extern "C" RP_EXPORT const rp_plugin_entry* regpipe_plugin_entry(void) { \
+    return &(entry_object);                                                \
+  }
+
+#endif  // REGPIPE_PLUGIN_HPP

@@ -1,0 +1,136 @@
+#include "driver/objective.hpp"
+
+#include <regpipe/host/transform.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace regpipe {
+
+RegistrationObjective::RegistrationObjective(CostInstance& cost, HostServices& services,
+                                             std::vector<LevelImages> levels,
+                                             const Eigen::Vector3d& centre, unsigned dof,
+                                             double radius_mm)
+    : cost_(cost), services_(services), levels_(std::move(levels)), centre_(centre),
+      radius_mm_(radius_mm) {
+  for (const auto& l : levels_) levels_mm_.push_back(l.level_mm);
+  objective_.size = sizeof(objective_);
+  objective_.ctx = this;
+  objective_.param_count = RP_PARAM_COUNT;
+  objective_.dof = dof;
+  objective_.typical_step = typical_step_.data();
+  objective_.level_count = uint32_t(levels_mm_.size());
+  objective_.levels_mm = levels_mm_.data();
+  // The C callbacks: exceptions end here and become a status + message.
+  objective_.evaluate = [](void* ctx, const double* params, size_t k, double* costs) -> rp_status {
+    auto* self = static_cast<RegistrationObjective*>(ctx);
+    try {
+      self->evaluate(params, k, costs);
+      return RP_OK;
+    } catch (const ComponentError& e) {
+      self->last_error_ = e.what();
+      return e.status();
+    } catch (const std::exception& e) {
+      self->last_error_ = e.what();
+      return RP_INTERNAL;
+    }
+  };
+  objective_.set_level = [](void* ctx, uint32_t level) -> rp_status {
+    auto* self = static_cast<RegistrationObjective*>(ctx);
+    try {
+      self->set_level(level);
+      return RP_OK;
+    } catch (const ComponentError& e) {
+      self->last_error_ = e.what();
+      return e.status();
+    } catch (const std::exception& e) {
+      self->last_error_ = e.what();
+      return RP_INVALID_ARGUMENT;
+    }
+  };
+  objective_.last_error = [](void* ctx) -> const char* {
+    return static_cast<RegistrationObjective*>(ctx)->last_error_.c_str();
+  };
+  objective_.begin_stage = [](void* ctx, const char* name) {
+    static_cast<RegistrationObjective*>(ctx)->begin_stage(name != nullptr ? name : "");
+  };
+  update_typical_step();
+}
+
+// Steps that move the image by about one level voxel: translation in mm, rotations and
+// scales/skews relative to the image's radius.
+void RegistrationObjective::update_typical_step() {
+  const double mm = current_level_ ? levels_mm_[*current_level_] : levels_mm_.front();
+  const double relative = mm / radius_mm_;
+  for (int i = 0; i < 3; ++i) typical_step_[i] = relative;
+  for (int i = 3; i < 6; ++i) typical_step_[i] = mm;
+  for (int i = 6; i < 12; ++i) typical_step_[i] = relative;
+}
+
+void RegistrationObjective::set_level(uint32_t level) {
+  if (level >= levels_.size())
+    throw std::out_of_range("level " + std::to_string(level) + " does not exist (" +
+                            std::to_string(levels_.size()) + " levels)");
+  if (current_level_ == level) return;
+  const LevelImages& l = levels_[level];
+  cost_.set_reference(l.reference, l.reference_weight ? &*l.reference_weight : nullptr);
+  cost_.set_moving(l.moving, l.moving_weight ? &*l.moving_weight : nullptr);
+  current_level_ = level;
+  update_typical_step();
+  begin_stage(std::to_string(l.level_mm) + " mm");
+}
+
+void RegistrationObjective::evaluate(const double* params, size_t k, double* costs) {
+  if (!current_level_) set_level(0);
+  if (services_.cancel_requested()) throw ComponentError(RP_CANCELLED, "cancelled by the user");
+  matrices_.resize(k * 16);
+  for (size_t i = 0; i < k; ++i) {
+    AffineParams p;
+    std::copy_n(params + i * RP_PARAM_COUNT, RP_PARAM_COUNT, p.begin());
+    const Eigen::Matrix4d m = params_to_matrix(p, centre_);
+    for (int j = 0; j < 16; ++j) matrices_[i * 16 + j] = m(j / 4, j % 4);
+  }
+  cost_.evaluate(matrices_.data(), k, costs);
+  total_evaluations_ += static_cast<long long>(k);
+  if (stage_) {
+    stage_->evaluations += static_cast<long long>(k);
+    stage_->batches += 1;
+    stage_->best_cost = std::min(stage_->best_cost, *std::min_element(costs, costs + k));
+  }
+}
+
+double RegistrationObjective::overlap(const AffineParams& params) {
+  if (!current_level_) set_level(0);
+  const Eigen::Matrix4d m = params_to_matrix(params, centre_);
+  double matrix[16], cost = 0.0, fraction = 0.0;
+  for (int j = 0; j < 16; ++j) matrix[j] = m(j / 4, j % 4);
+  cost_.evaluate(matrix, 1, &cost, &fraction);
+  return fraction;
+}
+
+void RegistrationObjective::close_stage() {
+  if (!stage_) return;
+  stage_->seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - stage_start_).count();
+  stages_.push_back(*stage_);
+  stage_.reset();
+}
+
+void RegistrationObjective::begin_stage(const std::string& name) {
+  close_stage();
+  StageRecord s;
+  s.name = name;
+  s.level_mm = current_level_ ? levels_mm_[*current_level_] : 0.0;
+  s.best_cost = std::numeric_limits<double>::infinity();
+  stage_ = s;
+  stage_start_ = std::chrono::steady_clock::now();
+  services_.log(RP_LOG_INFO, "stage " + name);
+}
+
+std::vector<StageRecord> RegistrationObjective::finish() {
+  close_stage();
+  return stages_;
+}
+
+}  // namespace regpipe

@@ -1,0 +1,60 @@
+// The host's rp_objective: parameter vectors -> matrices -> batched cost evaluations at the
+// current pyramid level, with evaluation counting per stage for the report.
+#pragma once
+
+#include <regpipe/host/components.hpp>
+#include <regpipe/host/driver.hpp>
+#include <regpipe/host/host_services.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace regpipe {
+
+struct LevelImages {
+  double level_mm = 0.0;
+  Image reference, moving;
+  std::optional<Image> reference_weight, moving_weight;
+};
+
+class RegistrationObjective {
+ public:
+  RegistrationObjective(CostInstance& cost, HostServices& services, std::vector<LevelImages> levels,
+                        const Eigen::Vector3d& centre, unsigned dof, double radius_mm);
+
+  const rp_objective* abi() const { return &objective_; }
+  void set_level(uint32_t level);
+  void evaluate(const double* params, size_t k, double* costs);
+  // Overlap fraction (abi.h) of one parameter vector at the current level; not counted.
+  double overlap(const AffineParams& params);
+  // Closes the current stage and opens a new one named `name` (at the current level).
+  void begin_stage(const std::string& name);
+  // Closes the current stage; returns all stages recorded.
+  std::vector<StageRecord> finish();
+  long long evaluations() const { return total_evaluations_; }
+
+ private:
+  void update_typical_step();
+  void close_stage();
+
+  CostInstance& cost_;
+  HostServices& services_;
+  std::vector<LevelImages> levels_;
+  std::vector<double> levels_mm_;
+  Eigen::Vector3d centre_;
+  double radius_mm_;
+  std::array<double, RP_PARAM_COUNT> typical_step_{};
+  std::optional<uint32_t> current_level_;
+  rp_objective objective_{};
+  std::string last_error_;
+  std::vector<double> matrices_;  // reused batch buffer
+
+  std::vector<StageRecord> stages_;
+  std::optional<StageRecord> stage_;
+  std::chrono::steady_clock::time_point stage_start_;
+  long long total_evaluations_ = 0;
+};
+
+}  // namespace regpipe

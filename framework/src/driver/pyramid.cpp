@@ -1,0 +1,56 @@
+#include "driver/pyramid.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace regpipe {
+
+Image level_grid(const Image& image, double level_mm) {
+  Image grid;
+  const Eigen::Vector3d spacing = image.spacing();
+  const Eigen::Matrix3d axes = image.voxel_to_world.topLeftCorner<3, 3>() *
+                               spacing.cwiseInverse().asDiagonal();
+  // The world extent of the voxel centres, covered by level voxels centred on it.
+  Eigen::Vector3d first = image.voxel_to_world.topRightCorner<3, 1>();
+  for (int a = 0; a < 3; ++a) {
+    const double length = spacing[a] * (image.dims[a] - 1);
+    const uint32_t n = std::max<uint32_t>(1, uint32_t(std::floor(length / level_mm)) + 1);
+    grid.dims[a] = n;
+    // Centre the level grid on the original extent along this axis.
+    first += axes.col(a) * 0.5 * (length - level_mm * (n - 1));
+  }
+  grid.voxel_to_world.setIdentity();
+  grid.voxel_to_world.topLeftCorner<3, 3>() = axes * level_mm;
+  grid.voxel_to_world.topRightCorner<3, 1>() = first;
+  grid.data.assign(grid.voxel_count(), 0.0f);
+  return grid;
+}
+
+std::array<double, 3> pyramid_sigma_mm(const Image& image, double level_mm) {
+  constexpr double kFwhmPerSigma = 2.3548200450309493;  // 2 sqrt(2 ln 2)
+  const Eigen::Vector3d spacing = image.spacing();
+  std::array<double, 3> sigma{};
+  for (int a = 0; a < 3; ++a)
+    sigma[a] = std::sqrt(std::max(0.0, level_mm * level_mm - spacing[a] * spacing[a])) / kFwhmPerSigma;
+  return sigma;
+}
+
+Image make_level(const Image& image, double level_mm, ResamplerInstance& resampler) {
+  Image level = level_grid(image, level_mm);
+  const rp_image input = image.view();
+  rp_resample_request req{};
+  req.size = sizeof(req);
+  req.input = &input;
+  req.matrix = nullptr;  // same world
+  for (int a = 0; a < 3; ++a) req.out_dims[a] = level.dims[a];
+  for (int i = 0; i < 16; ++i) req.out_voxel_to_world[i] = level.voxel_to_world(i / 4, i % 4);
+  req.out_data = level.data.data();
+  req.interpolation = RP_INTERP_TRILINEAR;
+  const auto sigma = pyramid_sigma_mm(image, level_mm);
+  for (int a = 0; a < 3; ++a) req.prefilter_sigma_mm[a] = sigma[a];
+  req.background = 0.0f;
+  resampler.resample(req);
+  return level;
+}
+
+}  // namespace regpipe

@@ -1,0 +1,128 @@
+#include <regpipe/host/driver.hpp>
+#include <regpipe/host/error.hpp>
+
+#include "driver/create_component.hpp"
+#include "driver/objective.hpp"
+#include "driver/pyramid.hpp"
+
+#include <chrono>
+#include <cmath>
+
+namespace regpipe {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+void check_weight_grid(const Image& image, const Image& weight, const char* what) {
+  if (image.dims != weight.dims || !image.voxel_to_world.isApprox(weight.voxel_to_world, 1e-6))
+    throw UserError(std::string(what) + " weighting image is not on the image's grid (dims " +
+                    std::to_string(weight.dims[0]) + "x" + std::to_string(weight.dims[1]) + "x" +
+                    std::to_string(weight.dims[2]) + " vs " + std::to_string(image.dims[0]) + "x" +
+                    std::to_string(image.dims[1]) + "x" + std::to_string(image.dims[2]) + ")");
+}
+
+// Root-mean-square distance of the reference's mass from its centre: the lever arm that
+// converts rotations and scales into millimetres of displacement.
+double mass_radius_mm(const Image& image, const Eigen::Vector3d& centre) {
+  double sum = 0.0, weight = 0.0;
+  for (uint32_t z = 0; z < image.dims[2]; ++z)
+    for (uint32_t y = 0; y < image.dims[1]; ++y)
+      for (uint32_t x = 0; x < image.dims[0]; ++x) {
+        const double v = std::max(0.0f, image.at(x, y, z));
+        if (v == 0.0) continue;
+        const Eigen::Vector3d p = (image.voxel_to_world * Eigen::Vector4d(x, y, z, 1)).head<3>();
+        sum += v * (p - centre).squaredNorm();
+        weight += v;
+      }
+  return weight > 0.0 ? std::max(10.0, std::sqrt(sum / weight)) : 50.0;
+}
+
+}  // namespace
+
+RegistrationImages load_images(const PipelineInputs& inputs) {
+  RegistrationImages images;
+  auto options = [](const ImageInput& in) {
+    ReadOptions o;
+    o.volume_index = in.volume;
+    return o;
+  };
+  images.reference = read_image(inputs.reference.path, options(inputs.reference));
+  images.moving = read_image(inputs.moving.front().path, options(inputs.moving.front()));
+  if (inputs.reference_weight) {
+    images.reference_weight = read_image(inputs.reference_weight->path);
+    check_weight_grid(images.reference, *images.reference_weight, "reference");
+  }
+  if (inputs.moving_weight) {
+    images.moving_weight = read_image(inputs.moving_weight->path);
+    check_weight_grid(images.moving, *images.moving_weight, "moving");
+  }
+  return images;
+}
+
+RegistrationResult register_images(const Pipeline& pipeline, const RegistrationImages& images,
+                                   const PluginHost& plugins, HostServices& services) {
+  const PipelineRegistration& reg = pipeline.registration;
+  RegistrationResult result;
+  auto cost = create_component<CostInstance>(reg.cost, RP_KIND_COST, "cost", plugins, services);
+  auto optimizer = create_component<OptimizerInstance>(reg.optimizer, RP_KIND_OPTIMIZER,
+                                                       "optimizer", plugins, services);
+  auto resampler = create_component<ResamplerInstance>(reg.resampler, RP_KIND_RESAMPLER,
+                                                       "resampler", plugins, services);
+  result.components = {cost.used, optimizer.used, resampler.used};
+
+  const auto pyramid_start = Clock::now();
+  std::vector<LevelImages> levels;
+  for (double mm : reg.levels_mm) {
+    LevelImages l;
+    l.level_mm = mm;
+    l.reference = make_level(images.reference, mm, *resampler.instance);
+    l.moving = make_level(images.moving, mm, *resampler.instance);
+    if (images.reference_weight)
+      l.reference_weight = make_level(*images.reference_weight, mm, *resampler.instance);
+    if (images.moving_weight)
+      l.moving_weight = make_level(*images.moving_weight, mm, *resampler.instance);
+    levels.push_back(std::move(l));
+  }
+  result.seconds_pyramid = seconds_since(pyramid_start);
+
+  result.centre = centre_of_mass(images.reference);
+  result.params = identity_params();
+  if (reg.initialisation == "centre_of_mass") {
+    const Eigen::Vector3d shift = centre_of_mass(images.moving) - result.centre;
+    for (int i = 0; i < 3; ++i) result.params[3 + i] = shift[i];
+  }
+
+  const auto search_start = Clock::now();
+  RegistrationObjective objective(*cost.instance, services, std::move(levels), result.centre,
+                                  reg.dof, mass_radius_mm(images.reference, result.centre));
+  objective.set_level(0);
+  if (objective.overlap(result.params) <= 0.0)
+    throw UserError("the moving image does not overlap the reference at the start transform (" +
+                    reg.initialisation + "): check the images' headers" +
+                    (reg.initialisation == "identity"
+                         ? std::string(", or use registration.initialisation: centre_of_mass")
+                         : std::string()));
+  double f = 0.0;
+  if (optimizer.instance->drives_levels()) {
+    optimizer.instance->minimize(*objective.abi(), result.params.data(), &f);
+  } else {
+    for (uint32_t level = 0; level < reg.levels_mm.size(); ++level) {
+      objective.set_level(level);
+      optimizer.instance->minimize(*objective.abi(), result.params.data(), &f);
+    }
+  }
+  result.seconds_search = seconds_since(search_start);
+  result.final_cost = f;
+  result.stages = objective.finish();
+  result.evaluations = objective.evaluations();
+  result.ref_to_mov = params_to_matrix(result.params, result.centre);
+  if (const double overlap = objective.overlap(result.params); overlap < 0.25)
+    services.log(RP_LOG_WARNING, "the result keeps only " + std::to_string(int(overlap * 100)) +
+                                     "% of the reference inside the moving image: check it");
+  return result;
+}
+
+}  // namespace regpipe

@@ -1,0 +1,66 @@
+#include "driver/report.hpp"
+
+#include <cmath>
+
+namespace regpipe {
+namespace {
+
+nlohmann::json matrix_json(const Eigen::Matrix4d& m) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (int r = 0; r < 4; ++r) rows.push_back({m(r, 0), m(r, 1), m(r, 2), m(r, 3)});
+  return rows;
+}
+
+nlohmann::json image_json(const ImageInput& in, const Image& image) {
+  const Eigen::Vector3d s = image.spacing();
+  nlohmann::json j = {{"path", in.path.string()},
+                      {"dims", {image.dims[0], image.dims[1], image.dims[2]}},
+                      {"spacing_mm", {s[0], s[1], s[2]}}};
+  if (in.volume) j["volume"] = *in.volume;
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json make_report(const Pipeline& pipeline, const RegistrationImages& images,
+                           const RegistrationResult& result, const Eigen::Matrix4d& fsl_matrix,
+                           const std::optional<RunEvaluation>& evaluation, double total_seconds) {
+  nlohmann::json report;
+  report["regpipe_version"] = REGPIPE_VERSION;
+  report["abi"] = std::to_string(RP_ABI_MAJOR) + "." + std::to_string(RP_ABI_MINOR);
+  report["pipeline"] = pipeline.source.string();
+  report["inputs"] = {{"reference", image_json(pipeline.inputs.reference, images.reference)},
+                      {"moving", image_json(pipeline.inputs.moving.front(), images.moving)}};
+  nlohmann::json components = nlohmann::json::object();
+  for (const auto& c : result.components)
+    components[c.role] = {{"id", c.id}, {"version", c.version}, {"library", c.library}};
+  report["components"] = components;
+  report["registration"] = {{"dof", pipeline.registration.dof},
+                            {"levels_mm", pipeline.registration.levels_mm},
+                            {"initialisation", pipeline.registration.initialisation}};
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& s : result.stages) {
+    nlohmann::json j = {{"name", s.name},       {"level_mm", s.level_mm},
+                        {"evaluations", s.evaluations}, {"batches", s.batches},
+                        {"seconds", s.seconds}};
+    j["best_cost"] = std::isfinite(s.best_cost) ? nlohmann::json(s.best_cost) : nlohmann::json();
+    stages.push_back(j);
+  }
+  report["stages"] = stages;
+  report["result"] = {{"final_cost", result.final_cost},
+                      {"evaluations", result.evaluations},
+                      {"parameters", result.params},
+                      {"centre_mm", {result.centre[0], result.centre[1], result.centre[2]}},
+                      {"reference_to_moving_world_lps", matrix_json(result.ref_to_mov)},
+                      {"fsl_matrix", matrix_json(fsl_matrix)}};
+  report["seconds"] = {{"loading", result.seconds_loading},
+                       {"pyramid", result.seconds_pyramid},
+                       {"search", result.seconds_search},
+                       {"total", total_seconds}};
+  if (evaluation)
+    report["evaluation"] = {{"truth", pipeline.evaluation.truth->string()},
+                            {"mean_displacement_mm", evaluation->mean_displacement_mm}};
+  return report;
+}
+
+}  // namespace regpipe

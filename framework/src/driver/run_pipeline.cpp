@@ -1,0 +1,123 @@
+#include <regpipe/host/atomic_file.hpp>
+#include <regpipe/host/driver.hpp>
+#include <regpipe/host/error.hpp>
+#include <regpipe/host/transform_io.hpp>
+
+#include "driver/create_component.hpp"
+#include "driver/report.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace regpipe {
+namespace {
+
+// Fails before any work when the output folder cannot be made or written.
+void prepare_output_dir(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir.parent_path(), ec))
+      throw UserError("outputs.dir " + dir.string() + ": its parent folder does not exist");
+    fs::create_directory(dir, ec);
+    if (ec) throw UserError("outputs.dir " + dir.string() + ": cannot create: " + ec.message());
+  }
+  if (!fs::is_directory(dir, ec)) throw UserError("outputs.dir " + dir.string() + " is not a folder");
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw UserError("outputs.dir " + dir.string() + " is not writable");
+}
+
+int32_t interpolation_code(const std::string& name) {
+  if (name == "nearest") return RP_INTERP_NEAREST;
+  if (name == "trilinear") return RP_INTERP_TRILINEAR;
+  if (name == "bspline") return RP_INTERP_BSPLINE;
+  return RP_INTERP_SINC;
+}
+
+// The moving image resampled onto the reference grid through the final transform.
+Image registered_image(const Pipeline& p, const RegistrationImages& images,
+                       const Eigen::Matrix4d& ref_to_mov, const PluginHost& plugins,
+                       HostServices& services) {
+  auto resampler = create_component<ResamplerInstance>(p.registration.resampler,
+                                                       RP_KIND_RESAMPLER, "resampler", plugins,
+                                                       services);
+  Image out;
+  out.dims = images.reference.dims;
+  out.voxel_to_world = images.reference.voxel_to_world;
+  out.data.assign(out.voxel_count(), 0.0f);
+  const rp_image input = images.moving.view();
+  rp_resample_request req{};
+  req.size = sizeof(req);
+  req.input = &input;
+  double matrix[16];
+  for (int i = 0; i < 16; ++i) matrix[i] = ref_to_mov(i / 4, i % 4);
+  req.matrix = matrix;
+  for (int a = 0; a < 3; ++a) req.out_dims[a] = out.dims[a];
+  for (int i = 0; i < 16; ++i) req.out_voxel_to_world[i] = out.voxel_to_world(i / 4, i % 4);
+  req.out_data = out.data.data();
+  req.interpolation = interpolation_code(p.outputs.interpolation);
+  resampler.instance->resample(req);
+  return out;
+}
+
+}  // namespace
+
+float foreground_threshold(const Image& image) {
+  std::vector<float> v(image.data);
+  const size_t k = std::min(v.size() - 1, size_t(0.99 * double(v.size())));
+  std::nth_element(v.begin(), v.begin() + long(k), v.end());
+  return 0.2f * v[k];
+}
+
+RegistrationResult run_pipeline(const Pipeline& p, const PluginHost& plugins, HostServices& services) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  prepare_output_dir(p.outputs.dir);
+  std::optional<Eigen::Matrix4d> truth;
+  if (p.evaluation.truth)
+    truth = from_world_ras_forward(read_matrix_file(*p.evaluation.truth));
+
+  RegistrationImages images = load_images(p.inputs);
+  const double loading = std::chrono::duration<double>(Clock::now() - start).count();
+  RegistrationResult result = register_images(p, images, plugins, services);
+  result.seconds_loading = loading;
+
+  const Eigen::Matrix4d fsl = to_fsl_matrix(result.ref_to_mov, images.reference, images.moving);
+  const fs::path base = p.outputs.dir / p.outputs.prefix;
+  if (p.outputs.transforms) {
+    write_fsl_mat(base.string() + "transform.mat", fsl);
+    write_itk_tfm(base.string() + "transform.tfm", result.ref_to_mov);
+    write_world_matrix(base.string() + "transform_world.txt", to_world_ras_forward(result.ref_to_mov));
+  }
+  if (p.outputs.registered_image)
+    write_image(registered_image(p, images, result.ref_to_mov, plugins, services),
+                base.string() + "registered" + p.outputs.image_format);
+
+  std::optional<RunEvaluation> evaluation;
+  if (truth)
+    evaluation = RunEvaluation{mean_displacement_mm(result.ref_to_mov, *truth, images.reference,
+                                                    foreground_threshold(images.reference))};
+  const double total = std::chrono::duration<double>(Clock::now() - start).count();
+  if (p.outputs.report)
+    write_text_atomically(base.string() + "report.json",
+                          make_report(p, images, result, fsl, evaluation, total).dump(2) + "\n");
+
+  std::printf("cost %s %s, optimizer %s %s, resampler %s %s\n", result.components[0].id.c_str(),
+              result.components[0].version.c_str(), result.components[1].id.c_str(),
+              result.components[1].version.c_str(), result.components[2].id.c_str(),
+              result.components[2].version.c_str());
+  for (const auto& s : result.stages)
+    std::printf("  %-28s %8lld evaluations  best cost %.6f  %.3f s\n", s.name.c_str(), s.evaluations,
+                s.best_cost, s.seconds);
+  std::printf("total %.3f s (search %.3f s); outputs in %s\n", total, result.seconds_search,
+              p.outputs.dir.c_str());
+  if (evaluation)
+    std::printf("mean displacement error against the truth: %.4f mm\n", evaluation->mean_displacement_mm);
+  return result;
+}
+
+}  // namespace regpipe

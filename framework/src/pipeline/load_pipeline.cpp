@@ -1,0 +1,271 @@
+#include <regpipe/host/error.hpp>
+#include <regpipe/host/pipeline.hpp>
+
+#include "pipeline/overrides.hpp"
+#include "pipeline/yaml_context.hpp"
+#include "plugin_host/did_you_mean.hpp"
+
+#include <algorithm>
+
+namespace fs = std::filesystem;
+
+namespace regpipe {
+namespace {
+
+// Calls `fn(child)` when `map` has `name` (through the const interface: no insertion).
+template <class Fn>
+void with_child(const YAML::Node& map, const char* name, Fn&& fn) {
+  if (!map.IsMap()) return;
+  const YAML::Node child = map[name];
+  if (child.IsDefined() && !child.IsNull()) fn(child);
+}
+
+void read_image_input(YamlContext& ctx, const YAML::Node& inputs, const std::string& name,
+                      std::optional<ImageInput>* out) {
+  with_child(inputs, name.c_str(), [&](const YAML::Node& n) {
+    ImageInput in;
+    if (ctx.read_path("inputs." + name, n, &in.path)) *out = in;
+  });
+  with_child(inputs, (name + "_volume").c_str(), [&](const YAML::Node& n) {
+    long long v = 0;
+    const std::string key = "inputs." + name + "_volume";
+    if (!ctx.read_int(key, n, &v)) return;
+    if (v < 0) ctx.error(key, n, key + "=" + std::to_string(v) + " must be >= 0");
+    else if (out->has_value()) (*out)->volume = unsigned(v);
+  });
+}
+
+void read_inputs(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
+  const YAML::Node inputs = root["inputs"];
+  if (!inputs.IsDefined() || inputs.IsNull()) {
+    ctx.error("inputs", root, "missing section 'inputs' (reference and moving images)");
+    return;
+  }
+  if (!ctx.check_map("inputs", inputs, schema_children("inputs"))) return;
+  std::optional<ImageInput> reference, moving;
+  read_image_input(ctx, inputs, "reference", &reference);
+  read_image_input(ctx, inputs, "moving", &moving);
+  if (!reference) ctx.error("inputs", inputs, "missing key 'inputs.reference'");
+  else p.inputs.reference = *reference;
+  if (!moving) ctx.error("inputs", inputs, "missing key 'inputs.moving'");
+  else p.inputs.moving = {*moving};
+  with_child(inputs, "reference_weight", [&](const YAML::Node& n) {
+    ImageInput in;
+    if (ctx.read_path("inputs.reference_weight", n, &in.path)) p.inputs.reference_weight = in;
+  });
+  with_child(inputs, "moving_weight", [&](const YAML::Node& n) {
+    ImageInput in;
+    if (ctx.read_path("inputs.moving_weight", n, &in.path)) p.inputs.moving_weight = in;
+  });
+}
+
+// A component: `plugin` (id or list) + `params` (map of scalars), validated against the
+// plugins' schemas.
+void read_component(YamlContext& ctx, const YAML::Node& reg, const std::string& name, int32_t kind,
+                    const PluginHost& host, ComponentSpec& spec) {
+  const std::string section = "registration." + name;
+  with_child(reg, name.c_str(), [&](const YAML::Node& node) {
+    if (!ctx.check_map(section, node, schema_children(section))) return;
+    spec.where = ctx.where(section, node);
+    with_child(node, "plugin", [&](const YAML::Node& ids) {
+      spec.plugins.clear();
+      if (ids.IsSequence()) {
+        for (const auto& id : ids) {
+          std::string s;
+          if (ctx.read_string(section + ".plugin", id, &s)) spec.plugins.push_back(s);
+        }
+      } else {
+        std::string s;
+        if (ctx.read_string(section + ".plugin", ids, &s)) spec.plugins = {s};
+      }
+      if (spec.plugins.empty()) ctx.error(section + ".plugin", ids, "no plugin id given");
+    });
+    with_child(node, "params", [&](const YAML::Node& params) {
+      if (!params.IsMap()) {
+        ctx.error(section + ".params", params, section + ".params must be a map");
+        return;
+      }
+      for (const auto& kv : params) {
+        const std::string pname = kv.first.Scalar();
+        const std::string key = section + ".params." + pname;
+        if (spec.params.count(pname) != 0) {
+          ctx.error(key, kv.first, "duplicate key '" + pname + "'");
+          continue;
+        }
+        std::string value;
+        if (ctx.read_string(key, kv.second, &value))
+          spec.params[pname] = {value, ctx.where(key, kv.second)};
+      }
+    });
+  });
+  if (spec.where.text.empty()) spec.where = {ctx.where(section, reg).text};
+
+  // Ids: a single id must exist; in a preference list, at least one.
+  std::vector<const Component*> found;
+  for (const auto& id : spec.plugins)
+    if (const Component* c = host.find(kind, id)) found.push_back(c);
+  if (found.empty()) {
+    try {
+      host.require(kind, spec.plugins.empty() ? std::string() : spec.plugins.front());
+    } catch (const UserError& e) {
+      ctx.error(section, reg, e.what());
+    }
+    return;
+  }
+  // Parameters: each must belong to at least one listed plugin and be valid for every one
+  // that has it.
+  for (const auto& [pname, text] : spec.params) {
+    bool known = false;
+    std::vector<std::string> names;
+    for (const Component* c : found) {
+      for (const auto& s : c->params) names.push_back(s.name);
+      const ParamSchema* schema = c->find_param(pname);
+      if (schema == nullptr) continue;
+      known = true;
+      try {
+        parse_param(*schema, text.value);
+      } catch (const UserError& e) {
+        ctx.errors_push(text.where.text + ": " + e.what() + " (" + c->id + ")");
+      }
+    }
+    if (!known)
+      ctx.errors_push(text.where.text + ": unknown parameter '" + pname + "' of " + kind_name(kind) +
+                      " '" + join(spec.plugins, "' or '") + "'" + did_you_mean(pname, names) +
+                      (names.empty() ? "; it takes none" : "; it takes: " + join(names, ", ")));
+  }
+}
+
+void read_registration(YamlContext& ctx, const YAML::Node& root, const PluginHost& host,
+                       Pipeline& p) {
+  PipelineRegistration& r = p.registration;
+  r.cost.plugins = {"cuda.cr", "cpu.cr"};
+  r.optimizer.plugins = {"optim.powell"};
+  r.resampler.plugins = {"resample.cpu"};
+  const YAML::Node reg = root["registration"];
+  const bool present = reg.IsDefined() && !reg.IsNull();
+  if (present && !ctx.check_map("registration", reg, schema_children("registration"))) return;
+  const YAML::Node empty(YAML::NodeType::Map);
+  const YAML::Node& node = present ? reg : empty;
+  with_child(node, "dof", [&](const YAML::Node& n) {
+    long long dof = 0;
+    if (!ctx.read_int("registration.dof", n, &dof)) return;
+    if (dof != 3 && dof != 6 && dof != 7 && dof != 9 && dof != 12)
+      ctx.error("registration.dof", n,
+                "registration.dof=" + std::to_string(dof) + " is not one of 3, 6, 7, 9, 12");
+    else r.dof = unsigned(dof);
+  });
+  with_child(node, "levels_mm", [&](const YAML::Node& n) {
+    if (!n.IsSequence() || n.size() == 0) {
+      ctx.error("registration.levels_mm", n, "registration.levels_mm must be a non-empty list, e.g. [8, 4, 2, 1]");
+      return;
+    }
+    std::vector<double> levels;
+    for (const auto& v : n) {
+      double mm = 0;
+      if (!ctx.read_double("registration.levels_mm", v, &mm)) return;
+      if (!(mm > 0.0 && mm <= 64.0)) {
+        ctx.error("registration.levels_mm", v, "level " + v.Scalar() + " mm is outside (0, 64]");
+        return;
+      }
+      levels.push_back(mm);
+    }
+    if (!std::is_sorted(levels.rbegin(), levels.rend()))
+      ctx.error("registration.levels_mm", n, "registration.levels_mm must go from coarse to fine");
+    r.levels_mm = levels;
+  });
+  with_child(node, "initialisation", [&](const YAML::Node& n) {
+    std::string s;
+    if (!ctx.read_string("registration.initialisation", n, &s)) return;
+    const std::vector<std::string> choices{"centre_of_mass", "identity"};
+    if (std::find(choices.begin(), choices.end(), s) == choices.end())
+      ctx.error("registration.initialisation", n,
+                "registration.initialisation=" + s + " is not one of " + join(choices, ", ") +
+                    did_you_mean(s, choices));
+    else r.initialisation = s;
+  });
+  read_component(ctx, node, "cost", RP_KIND_COST, host, r.cost);
+  read_component(ctx, node, "optimizer", RP_KIND_OPTIMIZER, host, r.optimizer);
+  read_component(ctx, node, "resampler", RP_KIND_RESAMPLER, host, r.resampler);
+}
+
+void read_choice(YamlContext& ctx, const YAML::Node& node, const std::string& key,
+                 const std::vector<std::string>& choices, std::string* out) {
+  std::string s;
+  if (!ctx.read_string(key, node, &s)) return;
+  if (std::find(choices.begin(), choices.end(), s) == choices.end())
+    ctx.error(key, node, key + "=" + s + " is not one of " + join(choices, ", ") + did_you_mean(s, choices));
+  else *out = s;
+}
+
+void read_outputs(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
+  const YAML::Node out = root["outputs"];
+  if (!out.IsDefined() || out.IsNull()) {
+    ctx.error("outputs", root, "missing section 'outputs' (at least outputs.dir)");
+    return;
+  }
+  if (!ctx.check_map("outputs", out, schema_children("outputs"))) return;
+  PipelineOutputs& o = p.outputs;
+  bool have_dir = false;
+  with_child(out, "dir", [&](const YAML::Node& n) { have_dir = ctx.read_path("outputs.dir", n, &o.dir); });
+  if (!have_dir && !(out["dir"].IsDefined())) ctx.error("outputs", out, "missing key 'outputs.dir'");
+  with_child(out, "prefix", [&](const YAML::Node& n) {
+    if (ctx.read_string("outputs.prefix", n, &o.prefix) && o.prefix.find('/') != std::string::npos)
+      ctx.error("outputs.prefix", n, "outputs.prefix must not contain '/': use outputs.dir");
+  });
+  with_child(out, "transforms", [&](const YAML::Node& n) { ctx.read_bool("outputs.transforms", n, &o.transforms); });
+  with_child(out, "registered_image",
+             [&](const YAML::Node& n) { ctx.read_bool("outputs.registered_image", n, &o.registered_image); });
+  with_child(out, "report", [&](const YAML::Node& n) { ctx.read_bool("outputs.report", n, &o.report); });
+  with_child(out, "interpolation", [&](const YAML::Node& n) {
+    read_choice(ctx, n, "outputs.interpolation", {"nearest", "trilinear", "sinc", "bspline"}, &o.interpolation);
+  });
+  with_child(out, "image_format", [&](const YAML::Node& n) {
+    read_choice(ctx, n, "outputs.image_format", {".nii.gz", ".nii", ".nrrd", ".mha"}, &o.image_format);
+  });
+}
+
+void read_evaluation(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
+  const YAML::Node ev = root["evaluation"];
+  if (!ev.IsDefined() || ev.IsNull()) return;
+  if (!ctx.check_map("evaluation", ev, schema_children("evaluation"))) return;
+  with_child(ev, "truth", [&](const YAML::Node& n) {
+    fs::path path;
+    if (ctx.read_path("evaluation.truth", n, &path)) p.evaluation.truth = path;
+  });
+}
+
+}  // namespace
+
+Pipeline load_pipeline(const fs::path& yaml_file, const std::vector<Override>& overrides,
+                       const PluginHost& host) {
+  std::error_code ec;
+  if (!fs::is_regular_file(yaml_file, ec))
+    throw UserError(yaml_file.string() + ": pipeline file not found");
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(yaml_file.string());
+  } catch (const YAML::ParserException& e) {
+    throw UserError(yaml_file.string() + ":" + std::to_string(e.mark.line + 1) + ":" +
+                    std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
+  } catch (const YAML::Exception& e) {
+    throw UserError(yaml_file.string() + ": cannot read: " + e.msg);
+  }
+  apply_overrides(root, overrides);
+
+  std::set<std::string> overridden;
+  for (const auto& o : overrides) overridden.insert(o.key);
+  YamlContext ctx(yaml_file, overridden);
+  Pipeline p;
+  p.source = yaml_file;
+  if (ctx.check_map("", root, schema_children(""))) {
+    const YAML::Node& croot = root;
+    read_inputs(ctx, croot, p);
+    read_registration(ctx, croot, host, p);
+    read_outputs(ctx, croot, p);
+    read_evaluation(ctx, croot, p);
+  }
+  if (!ctx.errors().empty()) throw UserError(join(ctx.errors(), "\n"));
+  return p;
+}
+
+}  // namespace regpipe

@@ -1,0 +1,54 @@
+#include <regpipe/host/pipeline.hpp>
+
+namespace regpipe {
+
+// The one description of the pipeline file: the loader accepts exactly these keys, and
+// docs/yaml-reference.md is generated from (and tested against) this table.
+const std::vector<PipelineKeyDoc>& pipeline_schema() {
+  static const std::vector<PipelineKeyDoc> rows = {
+      {"inputs.reference", "path", "(required)",
+       "Reference (fixed) image; its grid is the grid of the registered output."},
+      {"inputs.moving", "path", "(required)", "Moving image, registered to the reference."},
+      {"inputs.reference_volume", "int >= 0", "(none)",
+       "Volume index when the reference file is 4D (a 4D file without it is an error)."},
+      {"inputs.moving_volume", "int >= 0", "(none)", "Volume index when the moving file is 4D."},
+      {"inputs.reference_weight", "path", "(none)",
+       "Weighting image on the reference grid (FLIRT -refweight); 0 excludes a voxel."},
+      {"inputs.moving_weight", "path", "(none)",
+       "Weighting image on the moving grid (FLIRT -inweight)."},
+      {"registration.dof", "int: 3, 6, 7, 9 or 12", "12",
+       "Degrees of freedom: translations; rigid; + global scale; + 3 scales; + skews."},
+      {"registration.levels_mm", "list of numbers > 0", "[8, 4, 2, 1]",
+       "Resolution levels in mm, coarsest first (FLIRT's schedule by default)."},
+      {"registration.initialisation", "one of centre_of_mass, identity", "centre_of_mass",
+       "Start point: translation aligning the centres of mass, or the scanner-space identity."},
+      {"registration.cost.plugin", "plugin id or list of ids", "[cuda.cr, cpu.cr]",
+       "Cost component; a list is a preference order: the first that can be created is used."},
+      {"registration.cost.params", "map", "{}",
+       "Parameters of the cost component(s), checked against their schemas."},
+      {"registration.optimizer.plugin", "plugin id or list of ids", "optim.powell",
+       "Optimizer component."},
+      {"registration.optimizer.params", "map", "{}", "Parameters of the optimizer."},
+      {"registration.resampler.plugin", "plugin id or list of ids", "resample.cpu",
+       "Resampler for the pyramid and the registered image."},
+      {"registration.resampler.params", "map", "{}", "Parameters of the resampler."},
+      {"outputs.dir", "path", "(required)",
+       "Output folder (created if missing; its parent must exist)."},
+      {"outputs.prefix", "string", "\"\"", "Prefix of every output file name."},
+      {"outputs.transforms", "bool", "true",
+       "Write transform.mat (FSL), transform.tfm (ITK) and transform_world.txt."},
+      {"outputs.registered_image", "bool", "true",
+       "Write the moving image resampled into the reference grid."},
+      {"outputs.interpolation", "one of nearest, trilinear, sinc, bspline", "sinc",
+       "Interpolation of the registered image."},
+      {"outputs.image_format", "one of .nii.gz, .nii, .nrrd, .mha", ".nii.gz",
+       "File format of the registered image."},
+      {"outputs.report", "bool", "true", "Write report.json (per level: evaluations, cost, time)."},
+      {"evaluation.truth", "path", "(none)",
+       "Known moving->reference world (RAS) 4x4; the report then gives the mean displacement "
+       "error over the reference."},
+  };
+  return rows;
+}
+
+}  // namespace regpipe

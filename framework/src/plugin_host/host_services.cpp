@@ -1,0 +1,67 @@
+#include <regpipe/host/host_services.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <mutex>
+
+namespace regpipe {
+namespace {
+
+std::mutex g_output_mutex;  // log and progress lines from plugin threads must not interleave
+std::atomic<HostServices*> g_sigint_target{nullptr};
+
+void on_sigint(int) {
+  if (HostServices* s = g_sigint_target.load()) s->request_cancel();
+}
+
+const char* level_name(int32_t level) {
+  switch (level) {
+    case RP_LOG_DEBUG: return "debug";
+    case RP_LOG_INFO: return "info";
+    case RP_LOG_WARNING: return "warning";
+    default: return "error";
+  }
+}
+
+}  // namespace
+
+HostServices::HostServices(int32_t min_level, bool show_progress)
+    : min_level_(min_level), show_progress_(show_progress) {
+  host_.size = sizeof(rp_host);
+  host_.abi_major = RP_ABI_MAJOR;
+  host_.abi_minor = RP_ABI_MINOR;
+  host_.ctx = this;
+  host_.log = [](void* ctx, int32_t level, const char* message) {
+    static_cast<HostServices*>(ctx)->log(level, message != nullptr ? message : "");
+  };
+  host_.progress = [](void* ctx, double fraction, const char* what) {
+    static_cast<HostServices*>(ctx)->progress(fraction, what != nullptr ? what : "");
+  };
+  host_.should_cancel = [](void* ctx) -> int32_t {
+    return static_cast<HostServices*>(ctx)->cancel_requested() ? 1 : 0;
+  };
+}
+
+void HostServices::log(int32_t level, const std::string& message) {
+  if (level < min_level_) return;
+  std::lock_guard lock(g_output_mutex);
+  std::fprintf(stderr, "regpipe %s: %s\n", level_name(level), message.c_str());
+}
+
+void HostServices::progress(double fraction, const std::string& what) {
+  if (!show_progress_) return;
+  std::lock_guard lock(g_output_mutex);
+  if (fraction >= 0.0)
+    std::fprintf(stderr, "\r%-60s %5.1f%%", what.c_str(), 100.0 * fraction);
+  else
+    std::fprintf(stderr, "\r%-60s", what.c_str());
+  if (fraction >= 1.0) std::fputc('\n', stderr);
+  std::fflush(stderr);
+}
+
+void HostServices::cancel_on_sigint() {
+  g_sigint_target.store(this);
+  std::signal(SIGINT, on_sigint);
+}
+
+}  // namespace regpipe

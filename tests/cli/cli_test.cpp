@@ -1,0 +1,147 @@
+// End-to-end runs of the regpipe executable: the built-in example and bad input.
+#include <regpipe/host/image.hpp>
+
+#include "support/test_support.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+namespace fs = std::filesystem;
+using regpipe::test::run_command;
+
+namespace {
+
+std::string cli() { return regpipe::test::regpipe_cli().string(); }
+
+std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
+
+// Files (not folders) anywhere under `dir`.
+std::vector<fs::path> files_under(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) out.push_back(e.path());
+  return out;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  // A small phantom pair with a known misalignment and its pipeline (CPU cost forced so
+  // the test means the same on every machine).
+  void SetUp() override {
+    std::string out;
+    ASSERT_EQ(run_command(cli() + " phantom " + quoted(dir_ / "demo") + " --size 40 --voxel-mm 4", &out), 0) << out;
+  }
+  std::string run(const std::string& args, int* status) {
+    std::string out;
+    *status = run_command(cli() + " " + args, &out);
+    return out;
+  }
+  fs::path pipeline() const { return dir_ / "demo" / "pipeline.yaml"; }
+  regpipe::test::TempDir dir_;
+};
+
+}  // namespace
+
+TEST_F(CliTest, BuiltInExampleRecoversTheKnownTransform) {
+  int status = -1;
+  const std::string out =
+      run("run " + quoted(pipeline()) + " --set registration.cost.plugin=cpu.cr --quiet", &status);
+  ASSERT_EQ(status, 0) << out;
+  const fs::path result = dir_ / "demo" / "result";
+  for (const char* f : {"transform.mat", "transform.tfm", "transform_world.txt", "registered.nii.gz", "report.json"})
+    EXPECT_TRUE(fs::is_regular_file(result / f)) << f;
+  nlohmann::json report = nlohmann::json::parse(std::ifstream(result / "report.json"));
+  const double error_mm = report["evaluation"]["mean_displacement_mm"];
+  std::printf("phantom: mean displacement error %.4f mm\n", error_mm);
+  EXPECT_LT(error_mm, 0.5);  // 4 mm voxels: a tenth of a voxel or so
+  EXPECT_EQ(report["components"]["cost"]["id"], "cpu.cr");
+  EXPECT_GE(report["stages"].size(), 3u);
+  EXPECT_GT(report["stages"][0]["evaluations"].get<long long>(), 0);
+  // The registered image is on the reference grid.
+  const auto registered = regpipe::read_image(result / "registered.nii.gz");
+  const auto reference = regpipe::read_image(dir_ / "demo" / "reference.nii.gz");
+  EXPECT_EQ(registered.dims, reference.dims);
+  EXPECT_TRUE(registered.voxel_to_world.isApprox(reference.voxel_to_world, 1e-6));
+}
+
+TEST_F(CliTest, ValidateChecksWithoutRunning) {
+  int status = -1;
+  std::string out = run("validate " + quoted(pipeline()), &status);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_TRUE(files_under(dir_ / "demo" / "result").empty());
+  out = run("validate " + quoted(pipeline()) + " --set registration.dof=5", &status);
+  EXPECT_EQ(status, 2);
+  EXPECT_NE(out.find("--set registration.dof: registration.dof=5 is not one of 3, 6, 7, 9, 12"), std::string::npos) << out;
+}
+
+TEST_F(CliTest, PluginsListsComponentsAsTextAndJson) {
+  int status = -1;
+  std::string out = run("plugins", &status);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("cost  cpu.cr"), std::string::npos) << out;
+  out = run("plugins --json", &status);
+  ASSERT_EQ(status, 0) << out;
+  const auto j = nlohmann::json::parse(out);
+  std::set<std::string> ids;
+  for (const auto& c : j["components"]) {
+    ids.insert(c["id"].get<std::string>());
+    EXPECT_FALSE(c["library"].get<std::string>().empty());
+  }
+  for (const char* id : {"cpu.cr", "cpu.mi", "cpu.nmi", "cpu.ncc", "cpu.ls", "optim.powell", "resample.cpu"})
+    EXPECT_EQ(ids.count(id), 1u) << id;
+}
+
+// Each bad input: a clear message, a non-zero exit, and no output file left behind.
+struct BadInput {
+  const char* name;
+  std::string set;       // --set arguments
+  std::string expected;  // part of the message
+};
+
+class CliBadInput : public CliTest, public ::testing::WithParamInterface<BadInput> {};
+
+TEST_P(CliBadInput, FailsClearlyAndLeavesNoOutput) {
+  const BadInput& c = GetParam();
+  // Fixtures some cases refer to.
+  std::ofstream(dir_ / "corrupt.nii.gz") << "not a nifti file at all";
+  {
+    const auto ref = regpipe::read_image(dir_ / "demo" / "reference.nii.gz");
+    regpipe::Image constant = ref;
+    std::fill(constant.data.begin(), constant.data.end(), 7.0f);
+    regpipe::write_image(constant, dir_ / "constant.nii.gz");
+    regpipe::Image far = ref;
+    far.voxel_to_world(0, 3) += 5000.0;
+    regpipe::write_image(far, dir_ / "far.nii.gz");
+    std::string truncated;
+    std::ifstream in(dir_ / "demo" / "moving.nii.gz", std::ios::binary);
+    truncated.assign(std::istreambuf_iterator<char>(in), {});
+    std::ofstream(dir_ / "truncated.nii.gz", std::ios::binary) << truncated.substr(0, truncated.size() / 2);
+  }
+  std::string set = c.set;
+  for (size_t at; (at = set.find("@")) != std::string::npos;) set.replace(at, 1, dir_.path().string() + "/");
+  int status = -1;
+  const std::string out = run("run " + quoted(pipeline()) + " --quiet --set registration.cost.plugin=cpu.cr " + set, &status);
+  EXPECT_NE(status, 0) << out;
+  EXPECT_NE(out.find(c.expected), std::string::npos) << "output was:\n" << out;
+  EXPECT_TRUE(files_under(dir_ / "demo" / "result").empty());
+  EXPECT_TRUE(files_under(dir_ / "out").empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CliBadInput,
+    ::testing::Values(
+        BadInput{"MissingFile", "--set inputs.moving=@missing.nii.gz", "missing.nii.gz"},
+        BadInput{"CorruptNifti", "--set inputs.moving=@corrupt.nii.gz", "corrupt.nii.gz"},
+        BadInput{"TruncatedNifti", "--set inputs.moving=@truncated.nii.gz", "truncated.nii.gz"},
+        BadInput{"UnknownPlugin", "--set registration.optimizer.plugin=optim.bogus",
+                 "unknown optimizer plugin 'optim.bogus'"},
+        BadInput{"MisspelledKey", "--set registration.levels=[4]", "unknown key 'levels' in registration (did you mean 'levels_mm'?)"},
+        BadInput{"WrongType", "--set registration.cost.params.bins=many", "bins=many is not an integer"},
+        BadInput{"ConstantImage", "--set inputs.moving=@constant.nii.gz", "constant"},
+        BadInput{"NoOverlap", "--set inputs.moving=@far.nii.gz --set registration.initialisation=identity",
+                 "does not overlap"},
+        BadInput{"UnwritableOutput", "--set outputs.dir=@no/such/folder", "its parent folder does not exist"}),
+    [](const ::testing::TestParamInfo<BadInput>& info) { return std::string(info.param.name); });

@@ -1,0 +1,53 @@
+// Helpers shared by every test suite: where the data and the built binaries are, and
+// temporary folders.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+namespace regpipe::test {
+
+// ../shared/data, or $REGPIPE_TEST_DATA when set (device bundles carry the data elsewhere).
+std::filesystem::path shared_data_dir();
+
+// Full path of a file in the shared data; empty when it is absent.
+std::filesystem::path shared_data(const std::string& file);
+
+// The project's source tree (for docs and examples that tests check).
+std::filesystem::path source_dir();
+
+// Folder of the running test executable (build/bin, or a bundle's bin/).
+std::filesystem::path bin_dir();
+// Where the built plugins are: bin_dir()/../plugins.
+std::filesystem::path plugin_dir();
+// The regpipe CLI next to the test executable.
+std::filesystem::path regpipe_cli();
+
+// A fresh temporary folder, removed with its contents on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Runs a shell command, capturing stdout+stderr; returns the exit status.
+int run_command(const std::string& command, std::string* output);
+
+}  // namespace regpipe::test
+
+// Skips the current test, naming the file, when a shared data file is missing. Declares
+// `var` as its full path.
+#define REGPIPE_REQUIRE_DATA(var, file)                                              \
+  const std::filesystem::path var = ::regpipe::test::shared_data(file);              \
+  if (var.empty())                                                                   \
+  GTEST_SKIP() << "shared data not found: " << (::regpipe::test::shared_data_dir() / \
+                                                 (file)).string()
