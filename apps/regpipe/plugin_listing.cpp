@@ -20,7 +20,7 @@ std::string domain(const ParamSchema& p) {
   std::ostringstream s;
   if (p.type == RP_PARAM_INT || p.type == RP_PARAM_DOUBLE) s << "[" << p.min << ", " << p.max << "]";
   if (p.type == RP_PARAM_ENUM)
-    for (size_t i = 0; i < p.choices.size(); ++i) s << (i ? " | " : "") << p.choices[i];
+    for (size_t i = 0; i < p.choices.size(); ++i) s << (i ? ", " : "") << p.choices[i];
   if (!p.unit.empty()) s << (s.tellp() > 0 ? " " : "") << p.unit;
   return s.str();
 }

@@ -1,6 +1,7 @@
 // The installed SDK: a third-party plugin (examples/third_party_cost) configures and builds
 // against `cmake --install` output alone and runs in a pipeline via REGPIPE_PLUGIN_PATH.
 #include <regpipe/host/image.hpp>
+#include <regpipe/host/phantom.hpp>
 #include <regpipe/host/transform.hpp>
 #include <regpipe/host/transform_io.hpp>
 

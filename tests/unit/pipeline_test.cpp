@@ -68,7 +68,7 @@ TEST_F(PipelineTest, UnknownKeyHasLineColumnAndSuggestion) {
             "pipeline.yaml:2:3: unknown key 'referense' in inputs (did you mean 'reference'?); "
             "allowed: reference, moving, reference_volume, moving_volume, reference_weight, "
             "moving_weight\n"
-            "pipeline.yaml:1:1: missing key 'inputs.reference'");
+            "pipeline.yaml:2:3: missing key 'inputs.reference'");
 }
 
 TEST_F(PipelineTest, DuplicateKeyIsAnError) {
@@ -96,7 +96,7 @@ TEST_F(PipelineTest, PluginParametersAreCheckedAgainstTheSchema) {
 
 TEST_F(PipelineTest, UnknownPluginListsTheAvailableOnes) {
   const std::string e = error_of(std::string(kMinimal) + "registration:\n  optimizer: {plugin: optim.powel}\n");
-  EXPECT_EQ(e.rfind("pipeline.yaml:6:1: unknown optimizer plugin 'optim.powel' (did you mean 'optim.powell'?); available: ", 0), 0u) << e;
+  EXPECT_EQ(e.rfind("pipeline.yaml:7:23: unknown optimizer plugin 'optim.powel' (did you mean 'optim.powell'?); available: ", 0), 0u) << e;
 }
 
 TEST_F(PipelineTest, CommandLineOverridesReplaceValuesAndResolveFromTheCurrentFolder) {

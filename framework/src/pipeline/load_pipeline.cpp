@@ -68,6 +68,7 @@ void read_component(YamlContext& ctx, const YAML::Node& reg, const std::string& 
     if (!ctx.check_map(section, node, schema_children(section))) return;
     spec.where = ctx.where(section, node);
     with_child(node, "plugin", [&](const YAML::Node& ids) {
+      spec.where = ctx.where(section + ".plugin", ids);
       spec.plugins.clear();
       if (ids.IsSequence()) {
         for (const auto& id : ids) {
@@ -108,7 +109,7 @@ void read_component(YamlContext& ctx, const YAML::Node& reg, const std::string& 
     try {
       host.require(kind, spec.plugins.empty() ? std::string() : spec.plugins.front());
     } catch (const UserError& e) {
-      ctx.error(section, reg, e.what());
+      ctx.errors_push(spec.where.text + ": " + e.what());
     }
     return;
   }

@@ -66,10 +66,13 @@ RP_HD float nearest(const float* data, const Grid& g, float x, float y, float z)
 }
 
 // Histogram bin of a value given the image's intensity range: bins equal-width over
-// [lo, hi], hi falling in the last bin.
+// [lo, hi], hi falling in the last bin. The position is clamped in float before the
+// conversion: converting an out-of-range float to int is undefined, and x86 and CUDA
+// disagree on it (values far outside the range, e.g. of zero-weight voxels).
 RP_HD int bin_of(float v, float lo, float inv_width, int bins) {
-  int b = int((v - lo) * inv_width);
-  return b < 0 ? 0 : (b >= bins ? bins - 1 : b);
+  float position = (v - lo) * inv_width;
+  position = position < 0.f ? 0.f : (position > float(bins - 1) ? float(bins - 1) : position);
+  return int(position);
 }
 
 }  // namespace regpipe_common

@@ -1,0 +1,47 @@
+// cpu.cr: 1 - eta(Y|X), the correlation ratio of the moving samples Y given the binned
+// reference X (Roche et al. 1998; Li & Kumar 2014 section II.C, eq. 2), as in FLIRT.
+#pragma once
+
+#include "measure_math.hpp"
+#include "param_schema.hpp"
+#include "prepared_image.hpp"
+#include "settings.hpp"
+#include "traversal.hpp"
+
+namespace regpipe::cost_cpu {
+
+struct CorrelationRatio {
+  static constexpr const char* kMeasureName = "correlation ratio";
+  static constexpr ParamList kParams = param_list(kCorrelationRatioParams);
+  static constexpr bool kNeedsVaryingImages = true;
+  static constexpr bool kBinsReference = true;
+  static constexpr bool kBinsMoving = false;
+
+  static std::size_t sums_size(const Settings& s) {
+    return kCorrelationRatioSumsPerBin * std::size_t(s.bins);
+  }
+
+  // Adds a sample to its reference bin's {w, w y, w y^2}; y is shifted by the moving image's
+  // mean, which leaves every variance unchanged and keeps the sums well conditioned.
+  struct Accumulate {
+    const PreparedImage& ref;
+    double mov_shift;
+    void operator()(double* sums, const Sample& s) const {
+      double* bin = sums + kCorrelationRatioSumsPerBin * std::size_t(ref.voxel_bins[s.ref_index]);
+      const double y = double(s.mov_value) - mov_shift;
+      bin[0] += s.weight;
+      bin[1] += s.weight * y;
+      bin[2] += s.weight * y * y;
+    }
+  };
+  static Accumulate accumulator(const PreparedImage& ref, const PreparedImage& mov,
+                                const Settings&) {
+    return {ref, mov.mean};
+  }
+
+  static double cost(const double* sums, const Settings& s) noexcept {
+    return correlation_ratio_cost(sums, std::size_t(s.bins));
+  }
+};
+
+}  // namespace regpipe::cost_cpu

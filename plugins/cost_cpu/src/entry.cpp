@@ -1,0 +1,70 @@
+// regpipe_cost_cpu: descriptors of the five CPU reference costs and the plugin entry point.
+#include "correlation_ratio.hpp"
+#include "cpu_cost.hpp"
+#include "least_squares.hpp"
+#include "mutual_information.hpp"
+#include "normalised_cross_correlation.hpp"
+#include "param_schema.hpp"
+
+#include <regpipe/abi.h>
+#include <regpipe/plugin.hpp>
+
+namespace regpipe::cost_cpu {
+namespace {
+
+const rp_cost_vtable kCorrelationRatioVtable = rp::cost_vtable<CpuCost<CorrelationRatio>>();
+const rp_cost_vtable kMutualInformationVtable = rp::cost_vtable<CpuCost<MutualInformation>>();
+const rp_cost_vtable kNormalisedMiVtable = rp::cost_vtable<CpuCost<NormalisedMutualInformation>>();
+const rp_cost_vtable kNccVtable = rp::cost_vtable<CpuCost<NormalisedCrossCorrelation>>();
+const rp_cost_vtable kLeastSquaresVtable = rp::cost_vtable<CpuCost<LeastSquares>>();
+
+template <std::size_t N>
+constexpr rp_component_desc cost(const char* id, const char* name, const char* description,
+                                 const rp_param_desc (&params)[N], const rp_cost_vtable& vtable) {
+  return {
+      sizeof(rp_component_desc), RP_KIND_COST, id, name, "1.0.0", description, params, N, &vtable};
+}
+
+const rp_component_desc kComponents[] = {
+    cost("cpu.cr", "Correlation ratio (CPU reference)",
+         "1 - eta(Y|X), the correlation ratio of the moving samples Y given the reference X cut "
+         "into equal-width intensity bins, as in FLIRT (Roche et al. 1998; Li & Kumar 2014 eq. "
+         "2): sum_i N_i var_i / (N var). Exact double accumulation, deterministic for any thread "
+         "count. Range [0, 1]; without overlap, or with a constant moving image over the "
+         "overlap, the worst value 1.",
+         kCorrelationRatioParams, kCorrelationRatioVtable),
+    cost("cpu.mi", "Mutual information (CPU reference)",
+         "-MI in nats, MI = H(R) + H(M) - H(R,M) from the weighted joint histogram of reference "
+         "and moving bins; optionally with Maes et al. partial-volume interpolation. Exact "
+         "double accumulation, deterministic for any thread count. Without overlap the worst "
+         "value 0.",
+         kHistogramParams, kMutualInformationVtable),
+    cost("cpu.nmi", "Normalised mutual information (CPU reference)",
+         "-NMI, NMI = (H(R) + H(M)) / H(R,M) (Studholme et al. 1999) from the weighted joint "
+         "histogram; optionally with Maes et al. partial-volume interpolation. Range [-2, -1]; "
+         "without overlap, or with all weight in one joint bin, the worst value -1.",
+         kHistogramParams, kNormalisedMiVtable),
+    cost("cpu.ncc", "Normalised cross-correlation (CPU reference)",
+         "1 - NCC, NCC the weighted Pearson correlation of reference and moving intensities "
+         "over the overlap. Range [0, 2]; without overlap, or with either image constant over "
+         "it, the worst value 2 (NCC = -1), so that losing the overlap never pays.",
+         kMomentParams, kNccVtable),
+    cost("cpu.ls", "Least squares (CPU reference)",
+         "Weighted mean squared intensity difference over the overlap, in squared intensity "
+         "units. Without overlap the worst value 1e30.",
+         kMomentParams, kLeastSquaresVtable),
+};
+
+const rp_plugin_entry kEntry = {sizeof(rp_plugin_entry),
+                                RP_ABI_MAJOR,
+                                RP_ABI_MINOR,
+                                "regpipe_cost_cpu",
+                                "1.0.0",
+                                "MIT",
+                                sizeof(kComponents) / sizeof(kComponents[0]),
+                                kComponents};
+
+}  // namespace
+}  // namespace regpipe::cost_cpu
+
+RP_DEFINE_PLUGIN_ENTRY(regpipe::cost_cpu::kEntry)

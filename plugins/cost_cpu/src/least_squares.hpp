@@ -1,0 +1,38 @@
+// cpu.ls: the weighted mean squared intensity difference over the overlap.
+#pragma once
+
+#include "measure_math.hpp"
+#include "param_schema.hpp"
+#include "prepared_image.hpp"
+#include "settings.hpp"
+#include "traversal.hpp"
+
+namespace regpipe::cost_cpu {
+
+struct LeastSquares {
+  static constexpr const char* kMeasureName = "least squares";
+  static constexpr ParamList kParams = param_list(kMomentParams);
+  static constexpr bool kNeedsVaryingImages = false;  // defined for any images
+  static constexpr bool kBinsReference = false;
+  static constexpr bool kBinsMoving = false;
+
+  static std::size_t sums_size(const Settings&) { return kLsSumCount; }
+
+  struct Accumulate {
+    const PreparedImage& ref;
+    void operator()(double* sums, const Sample& s) const {
+      const double d = double(ref.values[s.ref_index]) - double(s.mov_value);
+      sums[kLsW] += s.weight;
+      sums[kLsSquaredDifference] += s.weight * d * d;
+    }
+  };
+  static Accumulate accumulator(const PreparedImage& ref, const PreparedImage&, const Settings&) {
+    return {ref};
+  }
+
+  static double cost(const double* sums, const Settings&) noexcept {
+    return least_squares_cost(sums);
+  }
+};
+
+}  // namespace regpipe::cost_cpu

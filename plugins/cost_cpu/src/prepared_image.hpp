@@ -1,0 +1,57 @@
+// A validated private copy of an image and its weighting, with what the measures need from it
+// (intensity range, mean, histogram bins), computed once per set_reference / set_moving.
+#pragma once
+
+#include <regpipe/abi.h>
+#include <regpipe_common/voxel_map.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace regpipe::cost_cpu {
+
+// Equal-width bins over [lo, hi] with hi in the last bin (regpipe_common::bin_of), the
+// inverse width rounded once to float so that every scheme bins identically. Values outside
+// [lo, hi] (zero-weight voxels) land in the first or last bin.
+struct IntensityBinning {
+  float lo = 0.f;
+  float hi = 0.f;
+  float inv_width = 0.f;
+  int bins = 0;
+  int bin(float v) const {
+    return regpipe_common::bin_of(v, lo, inv_width, bins);
+  }
+};
+
+struct PreparedImage {
+  regpipe_common::Grid grid{1, 1, 1};
+  double voxel_to_world[16] = {};
+  double spacing_mm[3] = {1.0, 1.0, 1.0};  // column lengths of voxel_to_world
+  std::vector<float> values;
+  std::vector<float> weights;  // empty: weight 1 everywhere
+  // Over the voxels with weight > 0 (there is at least one):
+  float min_value = 0.f, max_value = 0.f;
+  double mean = 0.0;  // weighted; the shift that keeps moment sums well conditioned
+  // Set by bin_voxels for the histogram measures:
+  IntensityBinning binning;
+  std::vector<int32_t> voxel_bins;  // binning.bin(values[i])
+
+  std::size_t voxel_count() const { return values.size(); }
+  float weight(std::size_t i) const { return weights.empty() ? 1.f : weights[i]; }
+};
+
+// Validates and copies `image` and its optional `weight` (same grid, values >= 0, not all 0).
+// `role` ("reference", "moving") starts every message. Throws rp::Error(RP_INVALID_ARGUMENT).
+PreparedImage prepare_image(const rp_image& image, const rp_image* weight, const std::string& role);
+
+// Throws "reference image is constant (value 5): correlation ratio is undefined" when the
+// weighted voxels hold a single value.
+void require_varying(const PreparedImage& image, const std::string& role, const char* measure);
+
+// Bins every voxel over the image's [min_value, max_value]. Throws when that range is too
+// narrow for a finite float inverse width.
+void bin_voxels(PreparedImage& image, int bins, const std::string& role);
+
+}  // namespace regpipe::cost_cpu

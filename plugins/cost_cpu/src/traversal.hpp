@@ -1,0 +1,83 @@
+// The one sampling loop shared by all five measures: every weighted reference voxel is mapped
+// into the moving image, kept when it lands inside the sampling domain, weighted, sampled, and
+// handed to the measure's accumulator.
+#pragma once
+
+#include "border_weight.hpp"
+#include "prepared_image.hpp"
+#include "settings.hpp"
+#include "slab_partition.hpp"
+
+#include <regpipe_common/voxel_map.hpp>
+
+#include <cstddef>
+
+namespace regpipe::cost_cpu {
+
+// One reference voxel seen in the moving image.
+struct Sample {
+  std::size_t ref_index;  // index of the reference voxel (x fastest)
+  float x, y, z;          // moving voxel coordinates, inside the sampling domain
+  float mov_value;        // moving intensity there (trilinear or nearest)
+  double weight;          // w_ref * w_mov(x, y, z) * border weight, > 0
+};
+
+// How the moving image is sampled.
+struct SamplingRule {
+  Interpolation interpolation;
+  BorderWeight border;
+};
+
+// Feeds add(sums, sample) every sample of the reference planes z in [z_begin, z_end), in
+// x-fastest order. Returns the reference weight of the voxels that map inside the moving image.
+template <class Add>
+double accumulate_slab(const PreparedImage& ref, const PreparedImage& mov,
+                       const regpipe_common::VoxelMap& map, const SamplingRule& rule, int z_begin,
+                       int z_end, double* sums, const Add& add) {
+  using regpipe_common::inside;
+  const double* m = map.m;
+  const regpipe_common::Grid& g = ref.grid;
+  double overlap_weight = 0.0;
+  for (int z = z_begin; z < z_end; ++z)
+    for (int y = 0; y < g.ny; ++y)
+      for (int x = 0; x < g.nx; ++x) {
+        const std::size_t index = std::size_t(x) + std::size_t(g.nx) * (y + std::size_t(g.ny) * z);
+        const float w_ref = ref.weight(index);
+        if (!(w_ref > 0.f)) continue;
+        // Positions are computed in double and rounded once to float, the precision in which
+        // the shared sampling helpers (and the GPU schemes) work.
+        const float px = float(m[0] * x + m[1] * y + m[2] * z + m[3]);
+        const float py = float(m[4] * x + m[5] * y + m[6] * z + m[7]);
+        const float pz = float(m[8] * x + m[9] * y + m[10] * z + m[11]);
+        if (!inside(mov.grid, px, py, pz)) continue;
+        overlap_weight += w_ref;
+        const double w_mov =
+            mov.weights.empty()
+                ? 1.0
+                : double(regpipe_common::trilinear(mov.weights.data(), mov.grid, px, py, pz));
+        const double weight = double(w_ref) * w_mov * rule.border(px, py, pz);
+        if (!(weight > 0.0)) continue;
+        const float value =
+            rule.interpolation == Interpolation::kNearest
+                ? regpipe_common::nearest(mov.values.data(), mov.grid, px, py, pz)
+                : regpipe_common::trilinear(mov.values.data(), mov.grid, px, py, pz);
+        add(sums, Sample{index, px, py, pz, value, weight});
+      }
+  return overlap_weight;
+}
+
+// The reference's total weight, summed slab by slab in the traversal's order so that a
+// transform under which every voxel maps inside gives an overlap of exactly 1.
+inline double total_weight_by_slab(const PreparedImage& ref, const SlabPartition& slabs) {
+  const std::size_t plane = std::size_t(ref.grid.nx) * std::size_t(ref.grid.ny);
+  double total = 0.0;
+  for (std::size_t s = 0; s < slabs.count(); ++s) {
+    double slab = 0.0;
+    for (std::size_t i = plane * slabs.z_begin[s]; i < plane * slabs.z_begin[s + 1]; ++i)
+      if (ref.weight(i) > 0.f) slab += ref.weight(i);
+    total += slab;
+  }
+  return total;
+}
+
+}  // namespace regpipe::cost_cpu
