@@ -101,6 +101,8 @@ struct BadInput {
   std::string expected;  // part of the message
 };
 
+void PrintTo(const BadInput& c, std::ostream* os) { *os << c.name; }
+
 class CliBadInput : public CliTest, public ::testing::WithParamInterface<BadInput> {};
 
 TEST_P(CliBadInput, FailsClearlyAndLeavesNoOutput) {

@@ -18,6 +18,8 @@ struct CostCase {
   std::map<std::string, std::string> params;
 };
 
+void PrintTo(const CostCase& c, std::ostream* os) { *os << c.name; }
+
 class KnownTransform : public RegistrationTest, public ::testing::WithParamInterface<CostCase> {};
 
 const CostCase kCosts[] = {{"CR", "cpu.cr", {{"bins", "256"}}},

@@ -22,9 +22,7 @@ Created<Instance> create_component(const ComponentSpec& spec, int32_t kind, cons
     try {
       Created<Instance> out;
       out.instance = std::make_unique<Instance>(*c, services, resolve_params(*c, texts));
-      out.used = {role, c->id, c->version, c->library.string()};
-      for (const auto& r : refusals)
-        services.log(RP_LOG_WARNING, std::string(role) + " " + r + "; using '" + c->id + "'");
+      out.used = {role, c->id, c->version, c->library.string(), join(refusals, "; ")};
       return out;
     } catch (const ComponentError& e) {
       // Only "cannot run here" falls through to the next preference; a bad parameter

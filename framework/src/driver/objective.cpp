@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <sstream>
 
 namespace regpipe {
 
@@ -78,7 +79,9 @@ void RegistrationObjective::set_level(uint32_t level) {
   cost_.set_moving(l.moving, l.moving_weight ? &*l.moving_weight : nullptr);
   current_level_ = level;
   update_typical_step();
-  begin_stage(std::to_string(l.level_mm) + " mm");
+  std::ostringstream name;
+  name << l.level_mm << " mm";
+  begin_stage(name.str());
 }
 
 void RegistrationObjective::evaluate(const double* params, size_t k, double* costs) {

@@ -32,8 +32,10 @@ nlohmann::json make_report(const Pipeline& pipeline, const RegistrationImages& i
   report["inputs"] = {{"reference", image_json(pipeline.inputs.reference, images.reference)},
                       {"moving", image_json(pipeline.inputs.moving.front(), images.moving)}};
   nlohmann::json components = nlohmann::json::object();
-  for (const auto& c : result.components)
+  for (const auto& c : result.components) {
     components[c.role] = {{"id", c.id}, {"version", c.version}, {"library", c.library}};
+    if (!c.fallback_from.empty()) components[c.role]["instead_of"] = c.fallback_from;
+  }
   report["components"] = components;
   report["registration"] = {{"dof", pipeline.registration.dof},
                             {"levels_mm", pipeline.registration.levels_mm},

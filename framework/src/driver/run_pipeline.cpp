@@ -34,8 +34,8 @@ void prepare_output_dir(const fs::path& dir) {
 int32_t interpolation_code(const std::string& name) {
   if (name == "nearest") return RP_INTERP_NEAREST;
   if (name == "trilinear") return RP_INTERP_TRILINEAR;
-  if (name == "bspline") return RP_INTERP_BSPLINE;
-  return RP_INTERP_SINC;
+  if (name == "sinc") return RP_INTERP_SINC;
+  return RP_INTERP_BSPLINE;
 }
 
 // The moving image resampled onto the reference grid through the final transform.
@@ -106,10 +106,9 @@ RegistrationResult run_pipeline(const Pipeline& p, const PluginHost& plugins, Ho
     write_text_atomically(base.string() + "report.json",
                           make_report(p, images, result, fsl, evaluation, total).dump(2) + "\n");
 
-  std::printf("cost %s %s, optimizer %s %s, resampler %s %s\n", result.components[0].id.c_str(),
-              result.components[0].version.c_str(), result.components[1].id.c_str(),
-              result.components[1].version.c_str(), result.components[2].id.c_str(),
-              result.components[2].version.c_str());
+  for (const auto& c : result.components)
+    std::printf("%-9s %s %s%s\n", c.role.c_str(), c.id.c_str(), c.version.c_str(),
+                c.fallback_from.empty() ? "" : (" (instead of " + c.fallback_from + ")").c_str());
   for (const auto& s : result.stages)
     std::printf("  %-28s %8lld evaluations  best cost %.6f  %.3f s\n", s.name.c_str(), s.evaluations,
                 s.best_cost, s.seconds);

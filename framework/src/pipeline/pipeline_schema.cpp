@@ -39,7 +39,7 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
        "Write transform.mat (FSL), transform.tfm (ITK) and transform_world.txt."},
       {"outputs.registered_image", "bool", "true",
        "Write the moving image resampled into the reference grid."},
-      {"outputs.interpolation", "one of nearest, trilinear, sinc, bspline", "sinc",
+      {"outputs.interpolation", "one of nearest, trilinear, sinc, bspline", "bspline",
        "Interpolation of the registered image."},
       {"outputs.image_format", "one of .nii.gz, .nii, .nrrd, .mha", ".nii.gz",
        "File format of the registered image."},

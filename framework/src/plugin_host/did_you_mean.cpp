@@ -31,6 +31,10 @@ std::string closest_match(const std::string& word, const std::vector<std::string
       best = c;
     }
   }
+  if (!best.empty() || word.size() < 3) return best;
+  // A key missing its suffix or prefix ("levels" for "levels_mm") is too far by edits.
+  for (const auto& c : candidates)
+    if (c.find(word) != std::string::npos) return c;
   return best;
 }
 

@@ -27,6 +27,7 @@ struct StageRecord {
 struct UsedComponent {
   std::string role;  // "cost", "optimizer", "resampler"
   std::string id, version, library;
+  std::string fallback_from;  // why earlier plugins of a preference list were not used
 };
 
 struct RegistrationResult {

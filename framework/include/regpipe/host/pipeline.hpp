@@ -58,7 +58,7 @@ struct PipelineOutputs {
   std::string prefix;                 // file name prefix, "" by default
   bool transforms = true;             // .mat, .tfm, world matrix
   bool registered_image = true;
-  std::string interpolation = "sinc"; // for the registered image
+  std::string interpolation = "bspline"; // for the registered image
   std::string image_format = ".nii.gz";
   bool report = true;
 };

@@ -1,0 +1,217 @@
+#include "image/data_completeness.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace regpipe::image_detail {
+namespace {
+
+std::string lowercase(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// `holds` says which file and how: "the file holds", "'x.img' decompresses to".
+std::string truncated(const std::string& holds, uint64_t present, uint64_t promised) {
+  return "truncated: " + holds + " " + std::to_string(present) + " of the " +
+         std::to_string(promised) + " bytes its header promises";
+}
+
+// How messages name a data file: "the file" when it is the one the user named.
+std::string file_name_for_message(const fs::path& data_file, const fs::path& named) {
+  if (data_file == named) return "the file";
+  return "'" + data_file.filename().string().append("'");
+}
+
+// ---- gzip ------------------------------------------------------------------------------
+
+class GzReader {
+ public:
+  explicit GzReader(const fs::path& path) : file_(gzopen(path.c_str(), "rb")) {}
+  ~GzReader() {
+    if (file_ != nullptr) gzclose(file_);
+  }
+  GzReader(const GzReader&) = delete;
+  GzReader& operator=(const GzReader&) = delete;
+  bool ok() const { return file_ != nullptr; }
+  // Bytes read, or -1 on a zlib error (a cut or corrupt stream).
+  int read(void* buffer, unsigned size) { return gzread(file_, buffer, size); }
+  // zlib's message without the path it puts in front.
+  std::string error(const fs::path& path) {
+    int code = 0;
+    const char* text = gzerror(file_, &code);
+    std::string message = text != nullptr ? text : "unknown zlib error";
+    const std::string prefix = path.string() + ": ";
+    if (message.compare(0, prefix.size(), prefix) == 0) message.erase(0, prefix.size());
+    return message;
+  }
+
+ private:
+  gzFile file_;
+};
+
+// Decompresses the whole stream: zlib then also verifies gzip's CRC, which catches damage
+// that a size check misses (ITK would read a corrupt stream as garbage without an error).
+std::optional<std::string> check_gzip_size(const fs::path& path, uint64_t promised,
+                                           const std::string& name) {
+  GzReader gz(path);
+  if (!gz.ok()) return std::nullopt;  // ITK reports unreadable files itself
+  std::vector<char> buffer(1 << 20);
+  uint64_t total = 0;
+  for (;;) {
+    const int n = gz.read(buffer.data(), unsigned(buffer.size()));
+    if (n < 0) return "corrupt or truncated compressed data (zlib: " + gz.error(path) + ")";
+    if (n == 0) break;
+    total += uint64_t(n);
+  }
+  if (total < promised) return truncated(name + " decompresses to", total, promised);
+  return std::nullopt;
+}
+
+std::optional<std::string> check_size(const fs::path& data_file, uint64_t promised,
+                                      const fs::path& named) {
+  const std::string name = file_name_for_message(data_file, named);
+  if (ends_with(lowercase(data_file.string()), ".gz"))
+    return check_gzip_size(data_file, promised, name);
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(data_file, ec);
+  if (ec) return std::nullopt;  // missing data file: ITK names it
+  if (size < promised) return truncated(name + " holds", size, promised);
+  return std::nullopt;
+}
+
+// ---- NIfTI-1 and Analyze 7.5 -----------------------------------------------------------
+
+template <class T>
+T field(const std::array<char, 348>& header, size_t offset, bool swap) {
+  std::array<char, sizeof(T)> bytes;
+  std::memcpy(bytes.data(), &header[offset], sizeof(T));
+  if (swap) std::reverse(bytes.begin(), bytes.end());
+  T value;
+  std::memcpy(&value, bytes.data(), sizeof(T));
+  return value;
+}
+
+// The other file of an Analyze/NIfTI pair named `path` (x.hdr <-> x.img, also .gz, the
+// case kept): `member` is "hdr" or "img".
+fs::path pair_member(const fs::path& path, const std::string& member) {
+  std::string name = path.filename().string();
+  const size_t at = name.size() - (ends_with(lowercase(name), ".gz") ? 6 : 3);
+  const bool upper = std::isupper(static_cast<unsigned char>(name[at])) != 0;
+  for (size_t i = 0; i < 3; ++i)
+    name[at + i] = upper ? char(std::toupper(static_cast<unsigned char>(member[i]))) : member[i];
+  return path.parent_path() / name;
+}
+
+// `named` is the file the user gave; the header and voxels are in the same file (.nii) or
+// in a .hdr/.img pair.
+std::optional<std::string> check_nifti(const fs::path& named, const fs::path& header_file,
+                                       const fs::path& data_file) {
+  const bool pair = header_file != data_file;
+  std::array<char, 348> header{};
+  {
+    GzReader gz(header_file);
+    if (!gz.ok() || gz.read(header.data(), 348) != 348) return std::nullopt;
+  }
+  bool swap = false;
+  if (field<int32_t>(header, 0, false) != 348) {
+    if (field<int32_t>(header, 0, true) != 348) return std::nullopt;  // not NIfTI-1: ITK decides
+    swap = true;
+  }
+  const int rank = field<int16_t>(header, 40, swap);
+  const int bits = field<int16_t>(header, 72, swap);
+  if (rank < 1 || rank > 7 || bits <= 0) return std::nullopt;
+  uint64_t voxels = 1;
+  for (int d = 1; d <= rank; ++d)
+    voxels *= uint64_t(std::max<int16_t>(1, field<int16_t>(header, 40 + 2 * d, swap)));
+  const float vox_offset = field<float>(header, 108, swap);
+  uint64_t offset = vox_offset > 0.0f ? uint64_t(vox_offset) : 0;
+  if (!pair) offset = std::max<uint64_t>(offset, 352);  // header + extension flag
+  return check_size(data_file, offset + voxels * uint64_t(bits) / 8, named);
+}
+
+// ---- MetaImage ---------------------------------------------------------------------------
+
+std::string trim(std::string s) {
+  s.erase(0, s.find_first_not_of(" \t\r"));
+  s.erase(s.find_last_not_of(" \t\r") + 1);
+  return s;
+}
+
+std::optional<std::string> check_metaimage(const fs::path& path) {
+  static const std::map<std::string, uint64_t> element_bytes = {
+      {"MET_CHAR", 1},  {"MET_UCHAR", 1},     {"MET_SHORT", 2},      {"MET_USHORT", 2},
+      {"MET_INT", 4},   {"MET_UINT", 4},      {"MET_FLOAT", 4},      {"MET_LONG", 8},
+      {"MET_ULONG", 8}, {"MET_LONG_LONG", 8}, {"MET_ULONG_LONG", 8}, {"MET_DOUBLE", 8}};
+  std::ifstream in(path, std::ios::binary);
+  std::map<std::string, std::string> keys;
+  // The header is "Key = Value" lines; ElementDataFile is always the last one.
+  for (std::string line; keys.count("ElementDataFile") == 0 && std::getline(in, line);) {
+    const size_t equals = line.find('=');
+    if (equals == std::string::npos) return std::nullopt;
+    keys[trim(line.substr(0, equals))] = trim(line.substr(equals + 1));
+  }
+  if (keys.count("ElementDataFile") == 0 || element_bytes.count(keys["ElementType"]) == 0)
+    return std::nullopt;
+  const uint64_t header_end = uint64_t(in.tellg());
+
+  uint64_t promised = element_bytes.at(keys["ElementType"]);
+  std::istringstream sizes(keys["DimSize"]);
+  for (uint64_t n; sizes >> n;) promised *= n;
+  if (keys.count("ElementNumberOfChannels"))
+    promised *= std::stoull(keys["ElementNumberOfChannels"]);
+  const bool compressed = lowercase(keys["CompressedData"]) == "true";
+  if (compressed) {
+    if (keys.count("CompressedDataSize") == 0) return std::nullopt;
+    promised = std::stoull(keys["CompressedDataSize"]);
+  }
+
+  const std::string& data = keys["ElementDataFile"];
+  if (data == "LOCAL") {
+    const uintmax_t size = fs::file_size(path);
+    if (size < header_end + promised)
+      return truncated("the file holds", size - header_end, promised);
+    return std::nullopt;
+  }
+  if (data == "LIST" || data.find_first_of("% ") != std::string::npos)
+    return std::nullopt;  // slice lists
+  if (keys.count("HeaderSize") && std::stoll(keys["HeaderSize"]) > 0)
+    promised += std::stoull(keys["HeaderSize"]);
+  return check_size(fs::path(data).is_absolute() ? fs::path(data) : path.parent_path() / data,
+                    promised, path);
+}
+
+}  // namespace
+
+std::optional<std::string> incomplete_data_reason(const fs::path& path) {
+  const std::string name = lowercase(path.filename().string());
+  try {
+    if (ends_with(name, ".mha") || ends_with(name, ".mhd")) return check_metaimage(path);
+    if (ends_with(name, ".nii") || ends_with(name, ".nii.gz")) return check_nifti(path, path, path);
+    for (const char* extension : {".hdr", ".hdr.gz", ".img", ".img.gz"})
+      if (ends_with(name, extension))
+        return check_nifti(path, pair_member(path, "hdr"), pair_member(path, "img"));
+  } catch (const std::exception&) {
+    return std::nullopt;  // an unparsable header: ITK gives the precise reason
+  }
+  return std::nullopt;
+}
+
+}  // namespace regpipe::image_detail

@@ -1,0 +1,289 @@
+// Image files through ITK. The only file that includes ITK headers: everything else sees
+// regpipe::Image (float32, voxel -> LPS world), which is also ITK's physical frame.
+#include <regpipe/host/atomic_file.hpp>
+#include <regpipe/host/error.hpp>
+#include <regpipe/host/image.hpp>
+
+#include "image/data_completeness.hpp"
+
+// Debian's ITK 5.2 bundles Eigen 3.3 under the same include guards and namespace as the
+// system Eigen 3.4 that image.hpp brings in; the two cannot meet in one translation unit.
+// ITK headers use Eigen only in templates instantiated here, so point them at the system copy.
+#define ITK_USE_SYSTEM_EIGEN
+#include <itkExtractImageFilter.h>
+#include <itkImageFileReader.h>
+#include <itkImageFileWriter.h>
+#include <itkImageIOFactory.h>
+#include <itkMetaImageIOFactory.h>
+#include <itkNiftiImageIO.h>
+#include <itkNiftiImageIOFactory.h>
+#include <itkNrrdImageIOFactory.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <regex>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace regpipe {
+namespace {
+
+using Volume = itk::Image<float, 3>;
+using Series = itk::Image<float, 4>;
+
+constexpr const char* kReadableFormats = ".nii, .nii.gz, .hdr/.img, .mha, .mhd, .nrrd or .nhdr";
+constexpr const char* kWritableFormats = ".nii.gz, .nii, .hdr (with its .img), .mha or .nrrd";
+
+// The CMake link of ITK does not register IO factories by itself (no ITK_USE_FILE), so
+// the formats regpipe supports are registered here, once.
+void register_formats() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    itk::NiftiImageIOFactory::RegisterOneFactory();
+    itk::NrrdImageIOFactory::RegisterOneFactory();
+    itk::MetaImageIOFactory::RegisterOneFactory();
+    // ITK warnings go straight to stderr in its own format; every problem that matters
+    // here surfaces as an exception and becomes a UserError with the file name.
+    itk::Object::GlobalWarningDisplayOff();
+  });
+}
+
+std::string lowercase(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// ITK descriptions start with "ITK ERROR: NrrdImageIO(0x55d0...): " and may span lines;
+// the message keeps only the words that explain.
+std::string reason_of(const itk::ExceptionObject& e) {
+  static const std::regex object_prefix(R"(ITK ERROR: \w+\(0x[0-9a-fA-F]+\): )");
+  static const std::regex line_breaks(R"(\s*\n\s*)");
+  std::string text = std::regex_replace(e.GetDescription(), object_prefix, "");
+  text = std::regex_replace(text, line_breaks, " ");
+  while (!text.empty() &&
+         (std::isspace(static_cast<unsigned char>(text.back())) || text.back() == ':'))
+    text.pop_back();
+  return text.empty() ? "ITK could not read it" : text;
+}
+
+UserError read_error(const fs::path& path, const std::string& reason) {
+  return UserError("cannot read image '" + path.string() + "': " + reason);
+}
+
+itk::ImageIOBase::Pointer open_for_reading(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw read_error(path, "no such file");
+  if (fs::is_directory(path, ec)) throw read_error(path, "it is a folder, not an image file");
+  itk::ImageIOBase::Pointer io =
+      itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
+  if (!io)
+    throw read_error(
+        path, "not a readable image in a supported format (" + std::string(kReadableFormats) + ")");
+  // Legacy Analyze 7.5 has no reliable orientation: read it the way FSL does, since the
+  // transforms we write follow FSL's conventions.
+  if (auto* nifti = dynamic_cast<itk::NiftiImageIO*>(io.GetPointer()))
+    nifti->SetLegacyAnalyze75Mode(itk::NiftiImageIOEnums::Analyze75Flavor::AnalyzeFSL);
+  io->SetFileName(path.string());
+  try {
+    io->ReadImageInformation();
+  } catch (const itk::ExceptionObject& e) {
+    throw read_error(path, reason_of(e));
+  }
+  return io;
+}
+
+void require_scalar_pixels(const itk::ImageIOBase& io, const fs::path& path) {
+  if (io.GetPixelType() != itk::IOPixelEnum::SCALAR || io.GetNumberOfComponents() != 1)
+    throw read_error(path, "pixels are " +
+                               itk::ImageIOBase::GetPixelTypeAsString(io.GetPixelType()) +
+                               " with " + std::to_string(io.GetNumberOfComponents()) +
+                               " components; only scalar (grey-level) images are supported");
+  if (io.GetComponentType() == itk::IOComponentEnum::UNKNOWNCOMPONENTTYPE)
+    throw read_error(path, "unknown voxel data type");
+}
+
+// Sizes along each file axis with trailing length-1 axes dropped, but never fewer than the
+// three spatial axes a volume has (a single-slice 3D file stays 3D).
+std::vector<size_t> significant_sizes(const itk::ImageIOBase& io) {
+  std::vector<size_t> sizes;
+  for (unsigned d = 0; d < io.GetNumberOfDimensions(); ++d) sizes.push_back(io.GetDimensions(d));
+  while (sizes.size() > 3 && sizes.back() == 1) sizes.pop_back();
+  return sizes;
+}
+
+std::string join_sizes(const std::vector<size_t>& sizes) {
+  std::string text;
+  for (size_t s : sizes) text += (text.empty() ? "" : "x") + std::to_string(s);
+  return text;
+}
+
+Volume::Pointer read_volume(const itk::ImageIOBase::Pointer& io, const fs::path& path) {
+  auto reader = itk::ImageFileReader<Volume>::New();
+  reader->SetImageIO(io);
+  reader->SetFileName(path.string());
+  reader->Update();
+  return reader->GetOutput();
+}
+
+Volume::Pointer read_one_volume_of_series(const itk::ImageIOBase::Pointer& io, const fs::path& path,
+                                          unsigned volume) {
+  auto reader = itk::ImageFileReader<Series>::New();
+  reader->SetImageIO(io);
+  reader->SetFileName(path.string());
+  reader->UpdateOutputInformation();
+  Series::RegionType region = reader->GetOutput()->GetLargestPossibleRegion();
+  region.SetIndex(3, region.GetIndex(3) + volume);
+  region.SetSize(3, 0);  // size 0 collapses the axis: the output is 3D
+  auto extract = itk::ExtractImageFilter<Series, Volume>::New();
+  extract->SetInput(reader->GetOutput());
+  extract->SetExtractionRegion(region);
+  extract->SetDirectionCollapseToSubmatrix();
+  extract->Update();
+  return extract->GetOutput();
+}
+
+Image to_image(const Volume& volume, const fs::path& path) {
+  Image image;
+  const auto size = volume.GetLargestPossibleRegion().GetSize();
+  for (unsigned d = 0; d < 3; ++d) {
+    if (size[d] == 0 || size[d] > std::numeric_limits<uint32_t>::max())
+      throw read_error(path, "image size " + std::to_string(size[d]) + " along axis " +
+                                 std::to_string(d) + " is not usable");
+    image.dims[d] = static_cast<uint32_t>(size[d]);
+  }
+  for (unsigned r = 0; r < 3; ++r) {
+    for (unsigned c = 0; c < 3; ++c)
+      image.voxel_to_world(r, c) = volume.GetDirection()(r, c) * volume.GetSpacing()[c];
+    image.voxel_to_world(r, 3) = volume.GetOrigin()[r];
+  }
+  if (!(std::abs(image.voxel_to_world.topLeftCorner<3, 3>().determinant()) > 0.0))
+    throw read_error(path,
+                     "its voxel-to-world matrix is singular (a voxel size or direction is 0)");
+  const float* buffer = volume.GetBufferPointer();
+  image.data.assign(buffer, buffer + image.voxel_count());
+  return image;
+}
+
+Volume::Pointer to_itk(const Image& image, const fs::path& path) {
+  const Eigen::Matrix3d linear = image.voxel_to_world.topLeftCorner<3, 3>();
+  const Eigen::Vector3d spacing = image.spacing();
+  if (!(spacing.minCoeff() > 0.0))
+    throw UserError("cannot write '" + path.string() + "': a voxel size is 0");
+  const Eigen::Matrix3d direction = linear * spacing.cwiseInverse().asDiagonal();
+  // ITK (and NIfTI's qform) store voxel axes as spacing times an orthonormal direction:
+  // a sheared grid would be silently squared up, so refuse it.
+  if ((direction.transpose() * direction - Eigen::Matrix3d::Identity()).cwiseAbs().maxCoeff() >
+      1e-6)
+    throw UserError("cannot write '" + path.string() +
+                    "': its voxel axes are not orthogonal, which image files cannot store; "
+                    "resample it onto an orthogonal grid first");
+  if (image.data.size() != image.voxel_count())
+    throw UserError("cannot write '" + path.string() + "': the image holds " +
+                    std::to_string(image.data.size()) + " values for " +
+                    std::to_string(image.voxel_count()) + " voxels");
+
+  auto volume = Volume::New();
+  Volume::RegionType region;
+  Volume::SpacingType itk_spacing;
+  Volume::PointType origin;
+  Volume::DirectionType itk_direction;
+  for (unsigned r = 0; r < 3; ++r) {
+    region.SetSize(r, image.dims[r]);
+    itk_spacing[r] = spacing[r];
+    origin[r] = image.voxel_to_world(r, 3);
+    for (unsigned c = 0; c < 3; ++c) itk_direction(r, c) = direction(r, c);
+  }
+  volume->SetRegions(region);
+  volume->SetSpacing(itk_spacing);
+  volume->SetOrigin(origin);
+  volume->SetDirection(itk_direction);
+  volume->Allocate();
+  std::copy(image.data.begin(), image.data.end(), volume->GetBufferPointer());
+  return volume;
+}
+
+// Files that the written file brings along; the header-plus-data formats that name their
+// data file inside the header (.mhd, .nhdr) cannot be renamed into place and are refused.
+std::vector<std::string> companions_for_writing(const fs::path& path) {
+  const std::string extension = lowercase(full_extension(path));
+  if (extension == ".nii.gz" || extension == ".nii" || extension == ".mha" || extension == ".nrrd")
+    return {};
+  if (extension == ".hdr") return {full_extension(path) == ".HDR" ? ".IMG" : ".img"};
+  throw UserError("cannot write '" + path.string() + "': unsupported output format '" + extension +
+                  "'; use " + kWritableFormats);
+}
+
+}  // namespace
+
+Image read_image(const fs::path& path, const ReadOptions& options) {
+  register_formats();
+  const itk::ImageIOBase::Pointer io = open_for_reading(path);
+  require_scalar_pixels(*io, path);
+  if (const auto reason = image_detail::incomplete_data_reason(path))
+    throw read_error(path, *reason);
+
+  const std::vector<size_t> sizes = significant_sizes(*io);
+  if (sizes.size() < 3)
+    throw read_error(path, "it is a " + std::to_string(sizes.size()) + "D image (" +
+                               join_sizes(sizes) + "); regpipe registers 3D volumes");
+  if (sizes.size() > 4)
+    throw read_error(path, "it is a " + std::to_string(sizes.size()) + "D image (" +
+                               join_sizes(sizes) +
+                               "); only 3D volumes and 4D series of volumes are supported");
+  const size_t volumes = sizes.size() == 4 ? sizes[3] : 1;
+  if (volumes > 1 && !options.volume_index)
+    throw read_error(
+        path, "4D image with " + std::to_string(volumes) +
+                  " volumes; set a volume index (inputs.<x>_volume, e.g. inputs.moving_volume: 0)");
+  const unsigned volume = options.volume_index.value_or(0);
+  if (volume >= volumes)
+    throw read_error(path, "volume index " + std::to_string(volume) +
+                               " is out of range: the file has " + std::to_string(volumes) +
+                               (volumes == 1 ? " volume" : " volumes") + " (indices 0.." +
+                               std::to_string(volumes - 1) + ")");
+
+  try {
+    const Volume::Pointer volume_image = io->GetNumberOfDimensions() == 3
+                                             ? read_volume(io, path)
+                                             : read_one_volume_of_series(io, path, volume);
+    return to_image(*volume_image, path);
+  } catch (const itk::ExceptionObject& e) {
+    throw read_error(path, reason_of(e));
+  }
+}
+
+void write_image(const Image& image, const fs::path& path) {
+  register_formats();
+  const std::vector<std::string> companions = companions_for_writing(path);
+  const Volume::Pointer volume = to_itk(image, path);
+  write_atomically(path, companions, [&](const fs::path& tmp) {
+    itk::ImageIOBase::Pointer io =
+        itk::ImageIOFactory::CreateImageIO(tmp.c_str(), itk::IOFileModeEnum::WriteMode);
+    if (!io) throw UserError("cannot write '" + path.string() + "': no ITK writer for it");
+    auto writer = itk::ImageFileWriter<Volume>::New();
+    writer->SetImageIO(io);
+    writer->SetFileName(tmp.string());
+    writer->SetInput(volume);
+    try {
+      writer->Update();
+    } catch (const itk::ExceptionObject& e) {
+      throw UserError("cannot write '" + path.string() + "': " + reason_of(e));
+    }
+    // ITK's NIfTI writer reports a failed open or a short write only on stderr.
+    std::error_code ec;
+    if (!fs::exists(tmp, ec))
+      throw UserError("cannot write '" + path.string() + "': the image writer could not create " +
+                      tmp.filename().string() + " in that folder");
+    if (const auto reason = image_detail::incomplete_data_reason(tmp))
+      throw UserError("cannot write '" + path.string() + "': the written file is incomplete (" +
+                      *reason + "); is the disk full?");
+  });
+}
+
+}  // namespace regpipe
