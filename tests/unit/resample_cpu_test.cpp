@@ -405,6 +405,7 @@ struct BadRequest {
   rp_status status;
   std::string message;  // expected part of the error
 };
+void PrintTo(const BadRequest& r, std::ostream* os) { *os << r.name; }
 
 class ResampleRefuses : public ::testing::TestWithParam<BadRequest> {};
 
@@ -449,9 +450,9 @@ INSTANTIATE_TEST_SUITE_P(
                    [](auto& q, auto&) { std::copy_n(kSingularMatrix, 16, q.out_voxel_to_world); },
                    RP_INVALID_ARGUMENT, "out_voxel_to_world is singular"},
         BadRequest{"ProjectiveMatrix", [](auto& q, auto&) { q.matrix = kProjectiveMatrix; },
-                   RP_INVALID_ARGUMENT, "matrix has last row (0 0 1 1)"},
+                   RP_INVALID_ARGUMENT, "matrix has last row (0, 0, 1, 1)"},
         BadRequest{"NanMatrix", [](auto& q, auto&) { q.matrix = kNanMatrix; }, RP_INVALID_ARGUMENT,
-                   "matrix[3]=nan is not finite"},
+                   "matrix has a non-finite entry (nan) at row 0, column 3"},
         BadRequest{"NegativeSigma", [](auto& q, auto&) { q.prefilter_sigma_mm[1] = -1.0; },
                    RP_INVALID_ARGUMENT, "prefilter_sigma_mm[1]=-1"},
         BadRequest{"UnknownInterpolation", [](auto& q, auto&) { q.interpolation = 7; },

@@ -2,7 +2,6 @@
 #include <regpipe/host/phantom.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cmath>
 #include <random>
 #include <string>
@@ -151,7 +150,7 @@ Image make_head_phantom(const std::array<uint32_t, 3>& dims, double voxel_mm, in
   image.data.resize(image.voxel_count());
 
   // tanh edges rising from 5% to 95% over about 1.2 voxels: smooth under interpolation.
-  const double edge_mm = atof(getenv("EDGE")) * voxel_mm;
+  const double edge_mm = 0.4 * voxel_mm;
   const std::vector<Ellipsoid> structures = head_structures();
   size_t i = 0;
   for (uint32_t z = 0; z < dims[2]; ++z)

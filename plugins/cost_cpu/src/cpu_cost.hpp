@@ -3,7 +3,7 @@
 // its schema, which images it bins, its accumulator and its cost formula.
 #pragma once
 
-#include "affine_checks.hpp"
+#include <regpipe_common/affine_checks.hpp>
 #include "prepared_image.hpp"
 #include "settings.hpp"
 #include "slab_partition.hpp"
@@ -82,7 +82,7 @@ class CpuCost {
     std::vector<regpipe_common::VoxelMap> maps(request.k);
     for (std::size_t t = 0; t < request.k; ++t) {
       const double* matrix = request.matrices + 16 * t;
-      check_affine(matrix, "transform " + std::to_string(t) + " of " + std::to_string(request.k) +
+      regpipe_common::check_affine(matrix, "transform " + std::to_string(t) + " of " + std::to_string(request.k) +
                                " (reference world -> moving world)");
       if (!regpipe_common::make_voxel_map(ref_->voxel_to_world, matrix, mov_->voxel_to_world,
                                           &maps[t]))

@@ -1,6 +1,6 @@
 #include "prepared_image.hpp"
 
-#include "affine_checks.hpp"
+#include <regpipe_common/affine_checks.hpp>
 
 #include <regpipe/plugin.hpp>
 
@@ -50,7 +50,7 @@ regpipe_common::Grid checked_grid(const rp_image& image, const std::string& what
     fail(s.str());
   }
   if (image.data == nullptr) fail(what + " has no voxel data (data is NULL)");
-  check_affine(image.voxel_to_world, what + " voxel_to_world");
+  regpipe_common::check_affine(image.voxel_to_world, what + " voxel_to_world");
   return {int(d[0]), int(d[1]), int(d[2])};
 }
 

@@ -1,7 +1,7 @@
 #include "request_checks.hpp"
 
 #include <regpipe/plugin.hpp>
-#include <regpipe_common/voxel_map.hpp>
+#include <regpipe_common/affine_checks.hpp>
 
 #include <climits>
 #include <cmath>
@@ -24,24 +24,6 @@ void check_dims(const char* what, const uint32_t dims[3]) {
   }
 }
 
-// An affine 4x4 as abi.h defines it: finite, last row 0 0 0 1, invertible.
-void check_affine(const char* what, const double m[16]) {
-  for (int i = 0; i < 16; ++i)
-    if (!std::isfinite(m[i])) {
-      std::ostringstream s;
-      s << what << "[" << i << "]=" << m[i] << " is not finite";
-      throw invalid(s.str());
-    }
-  if (m[12] != 0.0 || m[13] != 0.0 || m[14] != 0.0 || m[15] != 1.0) {
-    std::ostringstream s;
-    s << what << " has last row (" << m[12] << " " << m[13] << " " << m[14] << " " << m[15]
-      << "); an affine 4x4 needs (0 0 0 1)";
-    throw invalid(s.str());
-  }
-  double inverse[16];
-  if (!regpipe_common::invert_affine(m, inverse))
-    throw invalid(std::string(what) + " is singular; it must be an invertible affine map");
-}
 
 }  // namespace
 
@@ -56,9 +38,9 @@ void check_request(const rp_resample_request& r) {
   if (in.data == nullptr) throw invalid("input image data is NULL");
   check_dims("input dims", in.dims);
   check_dims("out_dims", r.out_dims);
-  check_affine("input voxel_to_world", in.voxel_to_world);
-  check_affine("out_voxel_to_world", r.out_voxel_to_world);
-  if (r.matrix != nullptr) check_affine("matrix", r.matrix);
+  regpipe_common::check_affine(in.voxel_to_world, "input voxel_to_world");
+  regpipe_common::check_affine(r.out_voxel_to_world, "out_voxel_to_world");
+  if (r.matrix != nullptr) regpipe_common::check_affine(r.matrix, "matrix");
   if (r.interpolation != RP_INTERP_NEAREST && r.interpolation != RP_INTERP_TRILINEAR &&
       r.interpolation != RP_INTERP_SINC && r.interpolation != RP_INTERP_BSPLINE)
     throw rp::Error(RP_UNSUPPORTED, "interpolation=" + std::to_string(r.interpolation) +

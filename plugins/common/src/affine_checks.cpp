@@ -1,11 +1,11 @@
-#include "affine_checks.hpp"
+#include <regpipe_common/affine_checks.hpp>
 
 #include <regpipe/plugin.hpp>
 
 #include <cmath>
 #include <sstream>
 
-namespace regpipe::cost_cpu {
+namespace regpipe_common {
 namespace {
 
 // A linear part whose determinant is this small relative to the product of its column
@@ -45,4 +45,4 @@ void check_affine(const double m[16], const std::string& what) {
   }
 }
 
-}  // namespace regpipe::cost_cpu
+}  // namespace regpipe_common

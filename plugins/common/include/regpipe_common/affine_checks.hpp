@@ -3,10 +3,10 @@
 
 #include <string>
 
-namespace regpipe::cost_cpu {
+namespace regpipe_common {
 
 // Throws rp::Error(RP_INVALID_ARGUMENT) naming `what` unless the row-major 4x4 `m` is a
 // finite affine (last row 0 0 0 1) whose linear part is invertible.
 void check_affine(const double m[16], const std::string& what);
 
-}  // namespace regpipe::cost_cpu
+}  // namespace regpipe_common
