@@ -11,12 +11,15 @@
 
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 
 namespace fs = std::filesystem;
 
 namespace regpipe::cli {
 namespace {
 
+// The pipeline; {levels} is filled in: FLIRT's 8 and 4 mm levels, ending at the phantom's own
+// voxel size (a level finer than the data only re-blurs it).
 constexpr const char* kPipeline = R"(# Built-in example: recover a known misalignment between two contrasts of a phantom.
 # The cost takes the CUDA plugin when a GPU is present and the CPU reference otherwise.
 inputs:
@@ -24,7 +27,7 @@ inputs:
   moving: moving.nii.gz
 registration:
   dof: 12
-  levels_mm: [8, 4, 3]
+  levels_mm: {levels}
   cost:
     plugin: [cuda.cr, cpu.cr]
     params: {bins: 64}
@@ -68,7 +71,14 @@ Command add_phantom(CLI::App& app) {
     write_image(reference, dir / "reference.nii.gz");
     write_image(moving, dir / "moving.nii.gz");
     write_world_matrix(dir / "truth_world.txt", to_world_ras_forward(truth));
-    write_text_atomically(dir / "pipeline.yaml", kPipeline);
+    std::ostringstream levels;
+    levels << "[";
+    for (double mm : {8.0, 4.0})
+      if (mm > o->voxel_mm) levels << mm << ", ";
+    levels << o->voxel_mm << "]";
+    std::string pipeline = kPipeline;
+    pipeline.replace(pipeline.find("{levels}"), 8, levels.str());
+    write_text_atomically(dir / "pipeline.yaml", pipeline);
     std::printf("wrote %s/{reference.nii.gz, moving.nii.gz, truth_world.txt, pipeline.yaml}\n"
                 "run:  regpipe run %s/pipeline.yaml\n",
                 dir.c_str(), dir.c_str());

@@ -47,7 +47,7 @@ std::string contents(const fs::path& path) {
   return text.str();
 }
 
-std::string read_error(const std::function<void()>& f) {
+std::string message_of(const std::function<void()>& f) {
   try {
     f();
   } catch (const UserError& e) {
@@ -224,7 +224,7 @@ TEST(TransformIo, BadFilesAreUserErrorsNamingTheProblem) {
        "has 3 Parameters"},
   };
   for (const auto& c : cases) {
-    const std::string message = read_error(c.read);
+    const std::string message = message_of(c.read);
     EXPECT_NE(message.find("cannot read transform '" + dir.path().string()), std::string::npos)
         << message;
     EXPECT_NE(message.find(c.expected), std::string::npos) << message;

@@ -34,13 +34,16 @@ struct ReadOptions {
 
 // Reads NIfTI (.nii, .nii.gz), Analyze 7.5 (.hdr/.img), MetaImage (.mha/.mhd) or NRRD
 // (.nrrd/.nhdr) through ITK; any scalar type becomes float32 (NIfTI scl_slope/inter applied);
-// orientation and anisotropic voxels are kept in voxel_to_world.
-// Throws UserError naming the path and the reason (missing, unreadable, 4D without index,
-// not 3D, empty).
+// orientation and anisotropic voxels are kept in voxel_to_world (legacy Analyze is read the
+// way FSL reads it). Throws UserError naming the path and the reason: missing, not an image,
+// truncated or corrupt data, vector/RGB pixels, 4D without a volume index (or one out of
+// range), 2D or 5D and more.
 Image read_image(const std::filesystem::path& path, const ReadOptions& options = {});
 
-// Writes float32 in the format named by the extension, atomically (temporary file in the
-// same folder, then rename): on failure no partial file is left. Throws UserError.
+// Writes float32 in the format named by the extension (.nii.gz, .nii, .hdr with its .img,
+// .mha, .nrrd), atomically (temporary file in the same folder, then rename): on failure no
+// partial file is left. Throws UserError naming the path: another extension, a missing or
+// unwritable folder, a sheared grid (image files store orthogonal voxel axes), a failed write.
 void write_image(const Image& image, const std::filesystem::path& path);
 
 }  // namespace regpipe
