@@ -4,7 +4,7 @@
 #pragma once
 
 #include <regpipe_common/affine_checks.hpp>
-#include "prepared_image.hpp"
+#include <regpipe_common/prepared_image.hpp>
 #include "settings.hpp"
 #include "slab_partition.hpp"
 #include "slab_scheduler.hpp"
@@ -18,6 +18,9 @@
 #include <vector>
 
 namespace regpipe::cost_cpu {
+
+// Image preparation, sampling and measure formulas shared with the CUDA costs.
+using namespace regpipe_common;
 
 template <class Measure>
 class CpuCost {

@@ -1,13 +1,16 @@
 // cpu.ls: the weighted mean squared intensity difference over the overlap.
 #pragma once
 
-#include "measure_math.hpp"
+#include <regpipe_common/measure_math.hpp>
 #include "param_schema.hpp"
-#include "prepared_image.hpp"
+#include <regpipe_common/prepared_image.hpp>
 #include "settings.hpp"
 #include "traversal.hpp"
 
 namespace regpipe::cost_cpu {
+
+// Image preparation, sampling and measure formulas shared with the CUDA costs.
+using namespace regpipe_common;
 
 struct LeastSquares {
   static constexpr const char* kMeasureName = "least squares";

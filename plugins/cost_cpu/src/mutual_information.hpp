@@ -4,15 +4,18 @@
 // 1997, partial-volume interpolation), which makes the histogram continuous in the transform.
 #pragma once
 
-#include "measure_math.hpp"
+#include <regpipe_common/measure_math.hpp>
 #include "param_schema.hpp"
-#include "prepared_image.hpp"
+#include <regpipe_common/prepared_image.hpp>
 #include "settings.hpp"
 #include "traversal.hpp"
 
 #include <algorithm>
 
 namespace regpipe::cost_cpu {
+
+// Image preparation, sampling and measure formulas shared with the CUDA costs.
+using namespace regpipe_common;
 
 // Adds a sample to row ref_bin of the ref_bins x mov_bins joint histogram.
 struct JointHistogramAccumulate {

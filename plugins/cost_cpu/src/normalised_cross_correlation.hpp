@@ -2,13 +2,16 @@
 // over the overlap.
 #pragma once
 
-#include "measure_math.hpp"
+#include <regpipe_common/measure_math.hpp>
 #include "param_schema.hpp"
-#include "prepared_image.hpp"
+#include <regpipe_common/prepared_image.hpp>
 #include "settings.hpp"
 #include "traversal.hpp"
 
 namespace regpipe::cost_cpu {
+
+// Image preparation, sampling and measure formulas shared with the CUDA costs.
+using namespace regpipe_common;
 
 struct NormalisedCrossCorrelation {
   static constexpr const char* kMeasureName = "normalised cross-correlation";

@@ -3,8 +3,8 @@
 // handed to the measure's accumulator.
 #pragma once
 
-#include "border_weight.hpp"
-#include "prepared_image.hpp"
+#include <regpipe_common/border_weight.hpp>
+#include <regpipe_common/prepared_image.hpp>
 #include "settings.hpp"
 #include "slab_partition.hpp"
 
@@ -13,6 +13,9 @@
 #include <cstddef>
 
 namespace regpipe::cost_cpu {
+
+// Image preparation, sampling and measure formulas shared with the CUDA costs.
+using namespace regpipe_common;
 
 // One reference voxel seen in the moving image.
 struct Sample {

@@ -1,14 +1,13 @@
 // FLIRT's fuzzy image edge (Jenkinson & Smith 2001; Li & Kumar 2014 section V.C): a
 // sample's weight ramps linearly from 0 on the moving image's sampling-domain edge to 1 at
-// border_mm inside it, the ramps of the three axes multiplied. Voxels then enter and leave the
+// border_mm inside it (shared by the CPU and CUDA costs), the ramps of the three axes multiplied. Voxels then enter and leave the
 // overlap with weight 0, so the cost is continuous in the transform instead of jumping.
 #pragma once
 
 #include <regpipe_common/voxel_map.hpp>
 
-#include <algorithm>
 
-namespace regpipe::cost_cpu {
+namespace regpipe_common {
 
 class BorderWeight {
  public:
@@ -22,13 +21,14 @@ class BorderWeight {
   }
 
   // Weight in [0, 1] at moving voxel coordinates inside the sampling domain [0, n-1].
-  double operator()(float x, float y, float z) const {
+  RP_HD double operator()(float x, float y, float z) const {
     const double p[3] = {x, y, z};
     double w = 1.0;
     for (int a = 0; a < 3; ++a) {
       if (ramp_per_voxel_[a] == 0.0) continue;
-      const double to_edge = std::min(p[a], last_[a] - p[a]);  // voxels
-      w *= std::min(1.0, to_edge * ramp_per_voxel_[a]);
+      const double to_edge = p[a] < last_[a] - p[a] ? p[a] : last_[a] - p[a];  // voxels
+      const double ramp = to_edge * ramp_per_voxel_[a];
+      w *= ramp < 1.0 ? ramp : 1.0;
     }
     return w;
   }
@@ -38,4 +38,4 @@ class BorderWeight {
   double ramp_per_voxel_[3];  // spacing / border: ramp gained per voxel inwards; 0 = no ramp
 };
 
-}  // namespace regpipe::cost_cpu
+}  // namespace regpipe_common

@@ -1,4 +1,4 @@
-#include "prepared_image.hpp"
+#include <regpipe_common/prepared_image.hpp>
 
 #include <regpipe_common/affine_checks.hpp>
 
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <sstream>
 
-namespace regpipe::cost_cpu {
+namespace regpipe_common {
 namespace {
 
 // Two grids are the same when their matrices agree to this (relative) tolerance: headers
@@ -170,4 +170,4 @@ void bin_voxels(PreparedImage& image, int bins, const std::string& role) {
     image.voxel_bins[i] = image.binning.bin(image.values[i]);
 }
 
-}  // namespace regpipe::cost_cpu
+}  // namespace regpipe_common

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace regpipe::cost_cpu {
+namespace regpipe_common {
 
 // Equal-width bins over [lo, hi] with hi in the last bin (regpipe_common::bin_of), the
 // inverse width rounded once to float so that every scheme bins identically. Values outside
@@ -54,4 +54,4 @@ void require_varying(const PreparedImage& image, const std::string& role, const 
 // narrow for a finite float inverse width.
 void bin_voxels(PreparedImage& image, int bins, const std::string& role);
 
-}  // namespace regpipe::cost_cpu
+}  // namespace regpipe_common

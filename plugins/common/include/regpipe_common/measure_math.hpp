@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstddef>
 
-namespace regpipe::cost_cpu {
+namespace regpipe_common {
 
 // Worst finite costs (abi.h: returned when there is no overlap).
 inline constexpr double kWorstCorrelationRatioCost = 1.0;   // 1 - eta, eta = 0
@@ -136,4 +136,4 @@ inline double least_squares_cost(const double* s) {
   return std::min(kWorstLeastSquaresCost, s[kLsSquaredDifference] / s[kLsW]);
 }
 
-}  // namespace regpipe::cost_cpu
+}  // namespace regpipe_common
