@@ -1,4 +1,4 @@
-#include "driver/pyramid.hpp"
+#include <regpipe/host/pyramid.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 
 #include "driver/create_component.hpp"
 #include "driver/objective.hpp"
-#include "driver/pyramid.hpp"
+#include <regpipe/host/pyramid.hpp>
 
 #include <chrono>
 #include <cmath>

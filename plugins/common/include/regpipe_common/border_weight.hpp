@@ -11,6 +11,7 @@ namespace regpipe_common {
 
 class BorderWeight {
  public:
+  BorderWeight() = default;  // no ramp
   // Axes of one voxel (flat axes) have no inside to ramp into and are left unweighted.
   BorderWeight(const regpipe_common::Grid& grid, const double spacing_mm[3], double border_mm) {
     const int n[3] = {grid.nx, grid.ny, grid.nz};
@@ -34,8 +35,8 @@ class BorderWeight {
   }
 
  private:
-  double last_[3];            // n - 1: the domain's upper edge per axis, in voxels
-  double ramp_per_voxel_[3];  // spacing / border: ramp gained per voxel inwards; 0 = no ramp
+  double last_[3] = {0.0, 0.0, 0.0};            // n - 1: the domain's upper edge per axis, in voxels
+  double ramp_per_voxel_[3] = {0.0, 0.0, 0.0};  // spacing / border: ramp gained per voxel inwards; 0 = no ramp
 };
 
 }  // namespace regpipe_common

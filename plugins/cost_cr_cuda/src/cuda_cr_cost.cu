@@ -1,0 +1,182 @@
+#include "cuda_cr_cost.hpp"
+#include "params.hpp"
+
+#include <regpipe_common/affine_checks.hpp>
+#include <regpipe_common/border_weight.hpp>
+#include <regpipe_common/measure_math.hpp>
+#include <regpipe_common/voxel_map.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace regpipe::cost_cr_cuda {
+namespace {
+
+using regpipe_common::PreparedImage;
+
+const std::map<std::string, void (*)(const SchemeLaunch&)>& schemes() {
+  static const std::map<std::string, void (*)(const SchemeLaunch&)> table = {
+      {"fused", run_fused},     {"scheme1", run_scheme1}, {"scheme2", run_scheme2},
+      {"scheme3a", run_scheme3a}, {"scheme3b", run_scheme3b}, {"scheme4", run_scheme4},
+      {"scheme5", run_scheme5}};
+  return table;
+}
+
+const rp_param_desc& schema(const char* name) {
+  for (const auto& p : kParams)
+    if (std::strcmp(p.name, name) == 0) return p;
+  throw rp::Error(RP_INTERNAL, std::string("no schema for ") + name);
+}
+
+int read_int(const rp::Params& params, const char* name) {
+  const long long v = params.get_int(name);
+  rp::Params::check_range(name, double(v), schema(name).min, schema(name).max);
+  return int(v);
+}
+
+}  // namespace
+
+CudaCrCost::CudaCrCost(const rp_host*, const rp::Params& params)
+    : bins_(read_int(params, "bins")),
+      threads_per_block_(read_int(params, "threads_per_block")),
+      blocks_(read_int(params, "blocks")),
+      max_block_workload_(read_int(params, "max_block_workload")),
+      nearest_(params.get_string("interpolation") == "nearest"),
+      border_mm_(params.get_double("border_mm")) {
+  rp::Params::check_range("border_mm", border_mm_, 0.0, schema("border_mm").max);
+  if (threads_per_block_ % 32 != 0)
+    throw rp::Error(RP_INVALID_ARGUMENT,
+                    "threads_per_block=" + std::to_string(threads_per_block_) + " is not a multiple of 32");
+  scheme_name_ = params.get_string("scheme");
+  const auto it = schemes().find(scheme_name_);
+  if (it == schemes().end())
+    throw rp::Error(RP_INVALID_ARGUMENT, "scheme=" + scheme_name_ + " is not a cuda.cr scheme");
+  scheme_ = it->second;
+  if (scheme_name_ == "scheme4" &&
+      std::size_t(threads_per_block_ / 32) * bins_ * kSumsPerBin * sizeof(float) > 227u * 1024u)
+    throw rp::Error(RP_INVALID_ARGUMENT, "scheme4 with threads_per_block=" + std::to_string(threads_per_block_) +
+                                             " and bins=" + std::to_string(bins_) +
+                                             " needs more than the 227 KB of shared memory per block");
+  device_ = select_device(read_int(params, "device"));
+  RP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+}
+
+CudaCrCost::~CudaCrCost() {
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
+void CudaCrCost::check_device_memory(std::size_t bytes, const char* what) const {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  RP_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (bytes > free_bytes)
+    throw rp::Error(RP_OUT_OF_MEMORY, std::string(what) + " needs " + std::to_string(bytes >> 20) +
+                                          " MiB of device memory; " + device_.name + " has " +
+                                          std::to_string(free_bytes >> 20) + " MiB free");
+}
+
+void CudaCrCost::set_reference(const rp_image& image, const rp_image* weight) {
+  RP_CUDA_CHECK(cudaSetDevice(device_.index));
+  PreparedImage ref = regpipe_common::prepare_image(image, weight, "reference");
+  regpipe_common::require_varying(ref, "reference", "correlation ratio");
+  regpipe_common::bin_voxels(ref, bins_, "reference");
+  const std::size_t n = ref.voxel_count();
+  check_device_memory(n * (sizeof(int32_t) + 2 * sizeof(float) + 2 * sizeof(uint32_t)), "the reference image");
+
+  // Active voxels (weight > 0), the fused scheme's work list and scheme5's sort input; the
+  // total weight in the same x-fastest order as cost_cpu for the overlap fraction.
+  std::vector<uint32_t> active;
+  std::vector<std::size_t> population(std::size_t(bins_), 0);
+  ref_total_weight_ = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!(ref.weight(i) > 0.f)) continue;
+    active.push_back(uint32_t(i));
+    ref_total_weight_ += ref.weight(i);
+    ++population[std::size_t(ref.voxel_bins[i])];
+  }
+  ref_bins_.upload(ref.voxel_bins, stream_);
+  if (!ref.weights.empty()) ref_weight_.upload(ref.weights, stream_);
+  active_.upload(active, stream_);
+  layouts_ = ReferenceLayouts{};
+  layouts_.voxel_count = uint32_t(n);
+  layouts_.active = active_.get();
+  layouts_.active_count = uint32_t(active.size());
+  layouts_.hot_bin = int(std::max_element(population.begin(), population.end()) - population.begin());
+  if (scheme_name_ == "scheme5")
+    presort_reference(ref.voxel_bins.data(), active, bins_, max_block_workload_, stream_, presort_, layouts_);
+  RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  ref_ = std::move(ref);
+}
+
+void CudaCrCost::set_moving(const rp_image& image, const rp_image* weight) {
+  RP_CUDA_CHECK(cudaSetDevice(device_.index));
+  PreparedImage mov = regpipe_common::prepare_image(image, weight, "moving");
+  regpipe_common::require_varying(mov, "moving", "correlation ratio");
+  check_device_memory(mov.voxel_count() * 2 * sizeof(float), "the moving image");
+  mov_values_.upload(mov.values, stream_);
+  if (!mov.weights.empty()) mov_weight_.upload(mov.weights, stream_);
+  RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  mov_ = std::move(mov);
+}
+
+void CudaCrCost::evaluate(const rp_cost_request& request) {
+  if (!ref_) throw rp::Error(RP_INVALID_ARGUMENT, "evaluate needs a reference image: call set_reference first");
+  if (!mov_) throw rp::Error(RP_INVALID_ARGUMENT, "evaluate needs a moving image: call set_moving first");
+  RP_CUDA_CHECK(cudaSetDevice(device_.index));
+  const std::size_t k = request.k;
+  const std::size_t entries = std::size_t(bins_) * kSumsPerBin;
+  host_maps_.resize(12 * k);
+  for (std::size_t t = 0; t < k; ++t) {
+    const double* matrix = request.matrices + 16 * t;
+    regpipe_common::check_affine(matrix, "transform " + std::to_string(t) + " of " + std::to_string(k) +
+                                             " (reference world -> moving world)");
+    regpipe_common::VoxelMap map;
+    regpipe_common::make_voxel_map(ref_->voxel_to_world, matrix, mov_->voxel_to_world, &map);
+    std::copy(map.m, map.m + 12, host_maps_.begin() + long(12 * t));
+  }
+  maps_.upload(host_maps_, stream_);
+  sums_.ensure(k * entries);
+  overlap_.ensure(k);
+  RP_CUDA_CHECK(cudaMemsetAsync(sums_.get(), 0, k * entries * sizeof(double), stream_));
+  RP_CUDA_CHECK(cudaMemsetAsync(overlap_.get(), 0, k * sizeof(double), stream_));
+
+  SchemeLaunch l;
+  CrArgs& a = l.args;
+  a.ref_grid = ref_->grid;
+  a.ref_bins = ref_bins_.get();
+  a.ref_weight = ref_->weights.empty() ? nullptr : ref_weight_.get();
+  a.mov_grid = mov_->grid;
+  a.mov = mov_values_.get();
+  a.mov_weight = mov_->weights.empty() ? nullptr : mov_weight_.get();
+  a.mov_shift = float(mov_->mean);
+  a.nearest = nearest_ ? 1 : 0;
+  a.border = regpipe_common::BorderWeight(mov_->grid, mov_->spacing_mm, border_mm_);
+  a.bins = bins_;
+  a.maps = maps_.get();
+  a.sums = sums_.get();
+  a.overlap = overlap_.get();
+  l.k = k;
+  l.threads_per_block = threads_per_block_;
+  l.blocks = blocks_;
+  l.sm_count = device_.sm_count;
+  l.stream = stream_;
+  l.layouts = &layouts_;
+  l.scratch = &scratch_;
+  l.scratch_double = &scratch_double_;
+  scheme_(l);
+
+  host_sums_.resize(k * entries);
+  host_overlap_.resize(k);
+  RP_CUDA_CHECK(cudaMemcpyAsync(host_sums_.data(), sums_.get(), k * entries * sizeof(double),
+                                cudaMemcpyDeviceToHost, stream_));
+  RP_CUDA_CHECK(cudaMemcpyAsync(host_overlap_.data(), overlap_.get(), k * sizeof(double), cudaMemcpyDeviceToHost,
+                                stream_));
+  RP_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the one sync of an evaluation
+  double* overlap_out = RP_HAS_MEMBER(&request, rp_cost_request, overlap_out) ? request.overlap_out : nullptr;
+  for (std::size_t t = 0; t < k; ++t) {
+    request.costs_out[t] = regpipe_common::correlation_ratio_cost(host_sums_.data() + t * entries, std::size_t(bins_));
+    if (overlap_out != nullptr) overlap_out[t] = host_overlap_[t] / ref_total_weight_;
+  }
+}
+
+}  // namespace regpipe::cost_cr_cuda

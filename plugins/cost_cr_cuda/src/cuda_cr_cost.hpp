@@ -1,0 +1,51 @@
+// cuda.cr: the one host-side path of every scheme. Images are validated and binned exactly
+// as cost_cpu does (regpipe_common::prepare_image / bin_voxels), uploaded once per
+// set_reference / set_moving, and each evaluate uploads the k voxel maps, runs the selected
+// scheme, copies back k histograms and computes 1 - eta in double with cost_cpu's formula.
+#pragma once
+
+#include "device_buffer.hpp"
+#include "device_session.hpp"
+#include "schemes/schemes.hpp"
+
+#include <regpipe/plugin.hpp>
+#include <regpipe_common/prepared_image.hpp>
+
+#include <optional>
+#include <string>
+
+namespace regpipe::cost_cr_cuda {
+
+class CudaCrCost {
+ public:
+  CudaCrCost(const rp_host* host, const rp::Params& params);
+  ~CudaCrCost();
+  void set_reference(const rp_image& image, const rp_image* weight);
+  void set_moving(const rp_image& image, const rp_image* weight);
+  void evaluate(const rp_cost_request& request);
+
+ private:
+  using SchemeFn = void (*)(const SchemeLaunch&);
+  void check_device_memory(std::size_t bytes, const char* what) const;
+
+  DeviceInfo device_;
+  cudaStream_t stream_ = nullptr;
+  SchemeFn scheme_ = nullptr;
+  std::string scheme_name_;
+  int bins_, threads_per_block_, blocks_, max_block_workload_;
+  bool nearest_;
+  double border_mm_;
+
+  std::optional<regpipe_common::PreparedImage> ref_, mov_;
+  double ref_total_weight_ = 0.0;
+  DeviceBuffer<int32_t> ref_bins_;
+  DeviceBuffer<float> ref_weight_, mov_values_, mov_weight_;
+  DeviceBuffer<uint32_t> active_;
+  PresortBuffers presort_;
+  ReferenceLayouts layouts_;
+  DeviceBuffer<double> maps_, sums_, overlap_, scratch_double_;
+  DeviceBuffer<float> scratch_;
+  std::vector<double> host_maps_, host_sums_, host_overlap_;
+};
+
+}  // namespace regpipe::cost_cr_cuda

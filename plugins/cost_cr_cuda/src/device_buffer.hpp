@@ -1,0 +1,46 @@
+// RAII device memory (plain cudaMalloc, never managed memory), reused across evaluations:
+// ensure() grows it only when a call needs more.
+#pragma once
+
+#include "cuda_check.hpp"
+
+#include <cstddef>
+#include <vector>
+
+namespace regpipe::cost_cr_cuda {
+
+template <class T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  ~DeviceBuffer() { release(); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void ensure(std::size_t count) {
+    if (count <= capacity_) return;
+    release();
+    RP_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(T)));
+    capacity_ = count;
+  }
+  void upload(const std::vector<T>& host, cudaStream_t stream) {
+    ensure(host.size());
+    if (!host.empty())
+      RP_CUDA_CHECK(cudaMemcpyAsync(data_, host.data(), host.size() * sizeof(T),
+                                    cudaMemcpyHostToDevice, stream));
+    size_ = host.size();
+  }
+  void release() {
+    if (data_ != nullptr) cudaFree(data_);
+    data_ = nullptr;
+    capacity_ = size_ = 0;
+  }
+  T* get() const { return data_; }
+  std::size_t size() const { return size_; }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t capacity_ = 0, size_ = 0;
+};
+
+}  // namespace regpipe::cost_cr_cuda

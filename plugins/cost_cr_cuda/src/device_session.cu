@@ -1,0 +1,23 @@
+#include "cuda_check.hpp"
+#include "device_session.hpp"
+
+namespace regpipe::cost_cr_cuda {
+
+DeviceInfo select_device(int index) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0)
+    throw rp::Error(RP_DEVICE, std::string("no CUDA device (") +
+                                   (e != cudaSuccess ? cudaGetErrorString(e) : "none found") +
+                                   "): use cpu.cr, the CPU reference");
+  if (index < 0 || index >= count)
+    throw rp::Error(RP_DEVICE, "device=" + std::to_string(index) + " but " + std::to_string(count) +
+                                   " CUDA device(s) are present (0.." + std::to_string(count - 1) +
+                                   "); or use cpu.cr, the CPU reference");
+  RP_CUDA_CHECK(cudaSetDevice(index));
+  cudaDeviceProp prop{};
+  RP_CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
+  return {index, prop.multiProcessorCount, prop.name};
+}
+
+}  // namespace regpipe::cost_cr_cuda

@@ -1,0 +1,18 @@
+// Choosing the CUDA device, with the errors a user can act on.
+#pragma once
+
+#include <string>
+
+namespace regpipe::cost_cr_cuda {
+
+struct DeviceInfo {
+  int index = 0;
+  int sm_count = 1;
+  std::string name;
+};
+
+// Selects device `index` for this thread. Throws rp::Error(RP_DEVICE) naming the problem and
+// the CPU alternative when there is no usable device or the index is out of range.
+DeviceInfo select_device(int index);
+
+}  // namespace regpipe::cost_cr_cuda

@@ -1,0 +1,34 @@
+// The one POD every CR kernel takes by value: device pointers and the sampling rule. Shared
+// by all schemes so that each scheme's file holds only its accumulation strategy.
+#pragma once
+
+#include <regpipe_common/border_weight.hpp>
+#include <regpipe_common/voxel_map.hpp>
+
+#include <cstdint>
+
+namespace regpipe::cost_cr_cuda {
+
+// Per bin: {sum w, sum w y, sum w y^2} (regpipe_common::kCorrelationRatioSumsPerBin).
+constexpr int kSumsPerBin = 3;
+
+struct CrArgs {
+  // Reference: per-voxel bin and optional weight over the full grid (x fastest).
+  regpipe_common::Grid ref_grid;
+  const int32_t* ref_bins;
+  const float* ref_weight;  // null: weight 1
+  // Moving: values and optional weight.
+  regpipe_common::Grid mov_grid;
+  const float* mov;
+  const float* mov_weight;  // null: weight 1
+  float mov_shift;          // the moving mean: y = value - shift keeps sums well conditioned
+  int nearest;              // 1: nearest-neighbour sampling, else trilinear
+  regpipe_common::BorderWeight border;
+  int bins;
+  // k reference-voxel -> moving-voxel maps (row-major 3x4, double) and outputs.
+  const double* maps;
+  double* sums;     // k * bins * kSumsPerBin, zeroed before the launch
+  double* overlap;  // k: weight of reference voxels mapping inside, zeroed
+};
+
+}  // namespace regpipe::cost_cr_cuda

@@ -1,0 +1,56 @@
+// Sampling one reference voxel in the moving image exactly as cost_cpu does (traversal.hpp):
+// position in double rounded once to float, the shared inside()/trilinear()/nearest(), the
+// weight w_ref * w_mov * border. Device-only.
+#pragma once
+
+#include "cr_args.hpp"
+
+namespace regpipe::cost_cr_cuda {
+
+struct CrSample {
+  int bin;
+  float y;         // moving value minus the moving mean
+  float weight;    // > 0 when the sample counts
+  float w_ref;     // reference weight when inside (for the overlap), else 0
+};
+
+__device__ __forceinline__ CrSample sample_voxel(const CrArgs& a, const double* __restrict__ m,
+                                                 uint32_t index) {
+  CrSample s{0, 0.f, 0.f, 0.f};
+  const float w_ref = a.ref_weight != nullptr ? __ldg(a.ref_weight + index) : 1.f;
+  if (!(w_ref > 0.f)) return s;
+  const uint32_t plane = uint32_t(a.ref_grid.nx) * uint32_t(a.ref_grid.ny);
+  const int z = int(index / plane);
+  const uint32_t rest = index - uint32_t(z) * plane;
+  const int y = int(rest / uint32_t(a.ref_grid.nx));
+  const int x = int(rest - uint32_t(y) * uint32_t(a.ref_grid.nx));
+  const float px = float(m[0] * x + m[1] * y + m[2] * z + m[3]);
+  const float py = float(m[4] * x + m[5] * y + m[6] * z + m[7]);
+  const float pz = float(m[8] * x + m[9] * y + m[10] * z + m[11]);
+  if (!regpipe_common::inside(a.mov_grid, px, py, pz)) return s;
+  s.w_ref = w_ref;
+  const float w_mov = a.mov_weight != nullptr
+                          ? regpipe_common::trilinear(a.mov_weight, a.mov_grid, px, py, pz)
+                          : 1.f;
+  s.weight = float(double(w_ref) * double(w_mov) * a.border(px, py, pz));
+  if (!(s.weight > 0.f)) return s;
+  const float v = a.nearest ? regpipe_common::nearest(a.mov, a.mov_grid, px, py, pz)
+                            : regpipe_common::trilinear(a.mov, a.mov_grid, px, py, pz);
+  s.y = v - a.mov_shift;
+  s.bin = __ldg(a.ref_bins + index);
+  return s;
+}
+
+// Adds a per-thread overlap partial to overlap[t]: warp sum by shuffles, one atomic a warp.
+__device__ __forceinline__ void add_overlap(double* overlap, double partial) {
+  for (int offset = 16; offset > 0; offset /= 2) partial += __shfl_down_sync(0xffffffffu, partial, offset);
+  if ((threadIdx.x & 31) == 0 && partial != 0.0) atomicAdd(overlap, partial);
+}
+
+// Adds a block's float histogram (bins * 3, shared memory) to the transform's double sums.
+__device__ __forceinline__ void flush_block_histogram(const float* hist, double* sums, int count) {
+  for (int i = threadIdx.x; i < count; i += blockDim.x)
+    if (hist[i] != 0.f) atomicAdd(sums + i, double(hist[i]));
+}
+
+}  // namespace regpipe::cost_cr_cuda
