@@ -18,7 +18,8 @@ const char* type_name(int32_t type) {
 
 std::string domain(const ParamSchema& p) {
   std::ostringstream s;
-  if (p.type == RP_PARAM_INT || p.type == RP_PARAM_DOUBLE) s << "[" << p.min << ", " << p.max << "]";
+  if (p.type == RP_PARAM_INT) s << "[" << (long long)p.min << ", " << (long long)p.max << "]";
+  if (p.type == RP_PARAM_DOUBLE) s << "[" << p.min << ", " << p.max << "]";
   if (p.type == RP_PARAM_ENUM)
     for (size_t i = 0; i < p.choices.size(); ++i) s << (i ? ", " : "") << p.choices[i];
   if (!p.unit.empty()) s << (s.tellp() > 0 ? " " : "") << p.unit;

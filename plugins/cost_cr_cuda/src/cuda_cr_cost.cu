@@ -125,20 +125,21 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
   const std::size_t k = request.k;
   const std::size_t entries = std::size_t(bins_) * kSumsPerBin;
-  host_maps_.resize(12 * k);
+  host_maps_.ensure(12 * k);
   for (std::size_t t = 0; t < k; ++t) {
     const double* matrix = request.matrices + 16 * t;
     regpipe_common::check_affine(matrix, "transform " + std::to_string(t) + " of " + std::to_string(k) +
                                              " (reference world -> moving world)");
     regpipe_common::VoxelMap map;
     regpipe_common::make_voxel_map(ref_->voxel_to_world, matrix, mov_->voxel_to_world, &map);
-    std::copy(map.m, map.m + 12, host_maps_.begin() + long(12 * t));
+    std::copy(map.m, map.m + 12, host_maps_.get() + 12 * t);
   }
-  maps_.upload(host_maps_, stream_);
-  sums_.ensure(k * entries);
-  overlap_.ensure(k);
-  RP_CUDA_CHECK(cudaMemsetAsync(sums_.get(), 0, k * entries * sizeof(double), stream_));
-  RP_CUDA_CHECK(cudaMemsetAsync(overlap_.get(), 0, k * sizeof(double), stream_));
+  maps_.ensure(12 * k);
+  RP_CUDA_CHECK(cudaMemcpyAsync(maps_.get(), host_maps_.get(), 12 * k * sizeof(double), cudaMemcpyHostToDevice,
+                                stream_));
+  const std::size_t results = k * (entries + 1);
+  results_.ensure(results);
+  RP_CUDA_CHECK(cudaMemsetAsync(results_.get(), 0, results * sizeof(double), stream_));
 
   SchemeLaunch l;
   CrArgs& a = l.args;
@@ -153,8 +154,8 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
   a.border = regpipe_common::BorderWeight(mov_->grid, mov_->spacing_mm, border_mm_);
   a.bins = bins_;
   a.maps = maps_.get();
-  a.sums = sums_.get();
-  a.overlap = overlap_.get();
+  a.sums = results_.get();
+  a.overlap = results_.get() + k * entries;
   l.k = k;
   l.threads_per_block = threads_per_block_;
   l.blocks = blocks_;
@@ -165,17 +166,16 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
   l.scratch_double = &scratch_double_;
   scheme_(l);
 
-  host_sums_.resize(k * entries);
-  host_overlap_.resize(k);
-  RP_CUDA_CHECK(cudaMemcpyAsync(host_sums_.data(), sums_.get(), k * entries * sizeof(double),
+  host_results_.ensure(results);
+  RP_CUDA_CHECK(cudaMemcpyAsync(host_results_.get(), results_.get(), results * sizeof(double),
                                 cudaMemcpyDeviceToHost, stream_));
-  RP_CUDA_CHECK(cudaMemcpyAsync(host_overlap_.data(), overlap_.get(), k * sizeof(double), cudaMemcpyDeviceToHost,
-                                stream_));
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the one sync of an evaluation
+  const double* sums = host_results_.get();
+  const double* overlap = host_results_.get() + k * entries;
   double* overlap_out = RP_HAS_MEMBER(&request, rp_cost_request, overlap_out) ? request.overlap_out : nullptr;
   for (std::size_t t = 0; t < k; ++t) {
-    request.costs_out[t] = regpipe_common::correlation_ratio_cost(host_sums_.data() + t * entries, std::size_t(bins_));
-    if (overlap_out != nullptr) overlap_out[t] = host_overlap_[t] / ref_total_weight_;
+    request.costs_out[t] = regpipe_common::correlation_ratio_cost(sums + t * entries, std::size_t(bins_));
+    if (overlap_out != nullptr) overlap_out[t] = overlap[t] / ref_total_weight_;
   }
 }
 

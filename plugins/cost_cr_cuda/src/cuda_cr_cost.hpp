@@ -6,6 +6,7 @@
 
 #include "device_buffer.hpp"
 #include "device_session.hpp"
+#include "pinned_buffer.hpp"
 #include "schemes/schemes.hpp"
 
 #include <regpipe/plugin.hpp>
@@ -43,9 +44,11 @@ class CudaCrCost {
   DeviceBuffer<uint32_t> active_;
   PresortBuffers presort_;
   ReferenceLayouts layouts_;
-  DeviceBuffer<double> maps_, sums_, overlap_, scratch_double_;
+  // Per evaluation: k maps in; k histograms then k overlaps out, in one buffer so that one
+  // memset and one copy serve them.
+  PinnedBuffer<double> host_maps_, host_results_;
+  DeviceBuffer<double> maps_, results_, scratch_double_;
   DeviceBuffer<float> scratch_;
-  std::vector<double> host_maps_, host_sums_, host_overlap_;
 };
 
 }  // namespace regpipe::cost_cr_cuda

@@ -1,0 +1,37 @@
+// Page-locked host memory for the per-evaluation copy back: a pageable destination makes
+// cudaMemcpyAsync stage through a driver buffer and synchronise, which costs tens of
+// microseconds per call — the whole evaluation at the 8 mm level.
+#pragma once
+
+#include "cuda_check.hpp"
+
+#include <cstddef>
+
+namespace regpipe::cost_cr_cuda {
+
+template <class T>
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  ~PinnedBuffer() {
+    if (data_ != nullptr) cudaFreeHost(data_);
+  }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+
+  void ensure(std::size_t count) {
+    if (count <= capacity_) return;
+    if (data_ != nullptr) cudaFreeHost(data_);
+    data_ = nullptr;
+    capacity_ = 0;
+    RP_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), count * sizeof(T)));
+    capacity_ = count;
+  }
+  T* get() const { return data_; }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+}  // namespace regpipe::cost_cr_cuda
