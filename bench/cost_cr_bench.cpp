@@ -1,8 +1,15 @@
-// Microseconds per correlation-ratio evaluation for every cuda.cr scheme (and cpu.cr), the
-// experiments of Li & Kumar 2014 section IV on today's hardware: per level (8/4/2/1 mm), per
-// batch size, versus bins and versus thread-block count. Prints Markdown tables and writes CSV.
+// Microseconds per correlation-ratio evaluation for every cuda.cr scheme (and cpu.cr with
+// --cpu): Li & Kumar 2014 section IV's experiments on today's hardware. The volume is their
+// 256x256x160 "1 mm" grid and its 8/4/2 mm levels (128x128x80, 64x64x40, 32x32x20), here
+// chris_t1 resampled onto those grids over its extent, registered to itself (the self-pair)
+// under small random transforms. Per level and batch size, versus bins and versus thread
+// blocks; Markdown tables on stdout, every number in <out>/cost_cr.csv.
 //
-//   regpipe_bench_cr --data DIR --out DIR [--quick] [--cpu-only]
+//   regpipe_bench_cr [--data DIR] [--out DIR] [--quick] [--cpu [--cpu-threads N]]
+//
+// Time: the median over repetitions of the wall time of one batched evaluate call (upload of
+// the k maps, the kernels, the copy back and the final formula: what a registration waits
+// for) divided by k, after one warm-up call.
 #include <regpipe/host/components.hpp>
 #include <regpipe/host/image.hpp>
 #include <regpipe/host/pyramid.hpp>
@@ -10,10 +17,17 @@
 
 #include <CLI/CLI.hpp>
 
+#if defined(REGPIPE_BENCH_WITH_CUDA)
+#include <cuda_runtime.h>
+#endif
+
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <random>
 
 using namespace regpipe;
@@ -21,37 +35,43 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Bench {
-  PluginHost host;
-  HostServices services;
-  int repetitions;
-  std::ofstream csv;
+const std::vector<std::string> kSchemes = {"scheme1", "scheme2", "scheme3a", "scheme3b", "scheme4", "scheme5", "fused"};
 
-  explicit Bench(const PluginSearchOptions& o, int reps, const fs::path& csv_path)
-      : host(o), repetitions(reps), csv(csv_path) {
-    csv << "experiment,cost,scheme,level_mm,bins,k,blocks,us_per_eval\n";
-  }
-
-  std::unique_ptr<CostInstance> make(const std::string& id, const std::map<std::string, std::string>& params) {
-    const Component& c = host.require(RP_KIND_COST, id);
-    return std::make_unique<CostInstance>(c, services, resolve_params(c, params));
-  }
-
-  // Median over repetitions of (wall time of one batched evaluate call) / k, after a warm-up.
-  double us_per_eval(CostInstance& cost, const std::vector<double>& matrices, size_t k) {
-    std::vector<double> costs(k);
-    cost.evaluate(matrices.data(), k, costs.data());
-    std::vector<double> samples;
-    for (int r = 0; r < repetitions; ++r) {
-      const auto start = std::chrono::steady_clock::now();
-      cost.evaluate(matrices.data(), k, costs.data());
-      samples.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
-                        double(k));
-    }
-    std::nth_element(samples.begin(), samples.begin() + long(samples.size() / 2), samples.end());
-    return samples[samples.size() / 2];
-  }
+struct Level {
+  double mm;         // the paper's name for the level
+  std::string name;  // "1 mm (256x256x160)"
+  Image image;
 };
+
+// The image resampled onto a grid of `dims` voxels spanning its voxel centres, with the
+// pyramid's anti-aliasing where the grid is coarser than the image.
+Image resample_onto(const Image& image, const std::array<uint32_t, 3>& dims, ResamplerInstance& resampler) {
+  const Eigen::Vector3d spacing = image.spacing();
+  Image out;
+  out.dims = dims;
+  out.voxel_to_world = image.voxel_to_world;
+  std::array<double, 3> sigma{};
+  for (int a = 0; a < 3; ++a) {
+    const double extent = spacing[a] * double(image.dims[a] - 1);
+    const double step = dims[a] > 1 ? extent / double(dims[a] - 1) : spacing[a];
+    out.voxel_to_world.col(a).head<3>() *= step / spacing[a];
+    sigma[a] = std::sqrt(std::max(0.0, step * step - spacing[a] * spacing[a])) / 2.3548200450309493;
+  }
+  out.data.assign(out.voxel_count(), 0.0f);
+  const rp_image input = image.view();
+  rp_resample_request req{};
+  req.size = sizeof(req);
+  req.input = &input;
+  for (int a = 0; a < 3; ++a) {
+    req.out_dims[a] = dims[a];
+    req.prefilter_sigma_mm[a] = sigma[a];
+  }
+  for (int i = 0; i < 16; ++i) req.out_voxel_to_world[i] = out.voxel_to_world(i / 4, i % 4);
+  req.out_data = out.data.data();
+  req.interpolation = RP_INTERP_TRILINEAR;
+  resampler.resample(req);
+  return out;
+}
 
 std::vector<double> random_matrices(const Image& reference, size_t k) {
   std::mt19937 rng(7);
@@ -70,92 +90,177 @@ std::vector<double> random_matrices(const Image& reference, size_t k) {
   return out;
 }
 
-const std::vector<std::string> kSchemes = {"scheme1", "scheme2", "scheme3a", "scheme3b", "scheme4", "scheme5", "fused"};
+std::string device_name() {
+#if defined(REGPIPE_BENCH_WITH_CUDA)
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) return "none";
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return "unknown";
+  return std::string(prop.name) + " (" + std::to_string(prop.multiProcessorCount) + " SMs)";
+#else
+  return "none (built without CUDA)";
+#endif
+}
+
+struct Bench {
+  PluginHost host{PluginSearchOptions{}};
+  HostServices services;
+  int repetitions = 21;
+  int cpu_threads = 0;
+  std::vector<Level> levels;
+  std::vector<double> matrices;
+  std::ofstream csv;
+
+  std::unique_ptr<CostInstance> make(const std::string& id, const std::map<std::string, std::string>& params) {
+    const Component& c = host.require(RP_KIND_COST, id);
+    return std::make_unique<CostInstance>(c, services, resolve_params(c, params));
+  }
+
+  double us_per_eval(CostInstance& cost, size_t k) {
+    std::vector<double> costs(k);
+    cost.evaluate(matrices.data(), k, costs.data());
+    std::vector<double> samples;
+    for (int r = 0; r < repetitions; ++r) {
+      const auto start = std::chrono::steady_clock::now();
+      cost.evaluate(matrices.data(), k, costs.data());
+      samples.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
+                        double(k));
+    }
+    std::nth_element(samples.begin(), samples.begin() + long(samples.size() / 2), samples.end());
+    return samples[samples.size() / 2];
+  }
+
+  // One measurement, also written to the CSV. scheme "" is cpu.cr.
+  double run(const std::string& experiment, const std::string& scheme, size_t level, int bins, size_t k,
+             int blocks = 0) {
+    std::map<std::string, std::string> params{{"bins", std::to_string(bins)}};
+    if (scheme.empty()) {
+      params["threads"] = std::to_string(cpu_threads);
+    } else {
+      params["scheme"] = scheme;
+      params["blocks"] = std::to_string(blocks);
+    }
+    auto cost = make(scheme.empty() ? "cpu.cr" : "cuda.cr", params);
+    cost->set_reference(levels[level].image, nullptr);
+    cost->set_moving(levels[level].image, nullptr);
+    const double us = us_per_eval(*cost, k);
+    const auto& dims = levels[level].image.dims;
+    csv << experiment << "," << (scheme.empty() ? "cpu.cr" : "cuda.cr") << "," << scheme << "," << levels[level].mm
+        << "," << dims[0] << "x" << dims[1] << "x" << dims[2] << "," << bins << "," << k << "," << blocks << "," << us
+        << "\n";
+    return us;
+  }
+};
+
+void print_header(const char* first, const std::vector<std::string>& columns) {
+  std::printf("| %s |", first);
+  for (const auto& c : columns) std::printf(" %s |", c.c_str());
+  std::printf("\n|---|");
+  for (size_t i = 0; i < columns.size(); ++i) std::printf("---|");
+  std::printf("\n");
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"regpipe CR cost benchmark"};
-  std::string data = "../shared/data", out = ".";
-  bool quick = false, cpu_only = false;
-  int cpu_threads = 0;
-  app.add_option("--data", data, "folder with chris_t1.nii.gz");
-  app.add_option("--out", out, "folder for the CSV");
-  app.add_flag("--quick", quick, "fewer repetitions");
-  app.add_flag("--cpu-only", cpu_only, "only cpu.cr (for the CPU machine)");
-  app.add_option("--cpu-threads", cpu_threads, "threads of cpu.cr (0 = all cores)");
+  CLI::App app{"regpipe correlation-ratio cost benchmark (Li & Kumar 2014's experiments)"};
+  const char* env_data = std::getenv("REGPIPE_TEST_DATA");
+  std::string data = env_data != nullptr ? env_data : "../shared/data", out = ".";
+  bool quick = false, cpu = false;
+  Bench b;
+  app.add_option("--data", data, "folder with chris_t1.nii.gz (default $REGPIPE_TEST_DATA or ../shared/data)");
+  app.add_option("--out", out, "folder for cost_cr.csv");
+  app.add_flag("--quick", quick, "5 repetitions instead of 21");
+  app.add_flag("--cpu", cpu, "also time cpu.cr on this machine's CPU (the ratio)");
+  app.add_option("--cpu-threads", b.cpu_threads, "threads of cpu.cr (0 = all cores)");
   CLI11_PARSE(app, argc, argv);
+  b.repetitions = quick ? 5 : 21;
+  fs::create_directories(out);
+  b.csv.open(fs::path(out) / "cost_cr.csv");
+  b.csv << "experiment,cost,scheme,level_mm,grid,bins,k,blocks,us_per_eval\n";
 
-  PluginSearchOptions o;
-  Bench b(o, quick ? 5 : 21, fs::path(out) / (cpu_only ? "cost_cr_cpu.csv" : "cost_cr_gpu.csv"));
   const Component& rc = b.host.require(RP_KIND_RESAMPLER, "resample.cpu");
   ResamplerInstance resampler(rc, b.services, resolve_params(rc, {}));
-  // The self-pair of chris_t1 (188x256x190 at 0.88 mm: the papers' scale) on FLIRT's levels.
   const Image t1 = read_image(fs::path(data) / "chris_t1.nii.gz");
-  std::map<double, Image> levels;
-  for (double mm : {8.0, 4.0, 2.0, 1.0}) levels[mm] = make_level(t1, mm, resampler);
-  const std::vector<double> matrices = random_matrices(levels.at(1.0), 256);
+  for (uint32_t factor : {8u, 4u, 2u, 1u}) {
+    const std::array<uint32_t, 3> dims{256 / factor, 256 / factor, 160 / factor};
+    const std::string name = std::to_string(factor) + " mm (" + std::to_string(dims[0]) + "x" +
+                             std::to_string(dims[1]) + "x" + std::to_string(dims[2]) + ")";
+    b.levels.push_back({double(factor), name, resample_onto(t1, dims, resampler)});
+  }
+  b.matrices = random_matrices(b.levels.back().image, 256);
+  const size_t finest = b.levels.size() - 1;
 
-  auto run = [&](const std::string& experiment, const std::string& id, const std::string& scheme, double mm, int bins,
-                 size_t k, int blocks) {
-    std::map<std::string, std::string> params{{"bins", std::to_string(bins)}};
-    if (id == "cuda.cr") {
-      params["scheme"] = scheme;
-      params["blocks"] = std::to_string(blocks);
-    } else {
-      params["threads"] = std::to_string(cpu_threads);
+  std::printf("device: %s\n", device_name().c_str());
+  std::printf("volume: chris_t1 self-pair on Li & Kumar's grids; median of %d calls after a warm-up\n",
+              b.repetitions);
+  bool gpu = true;
+  try {
+    b.make("cuda.cr", {});
+  } catch (const ComponentError& e) {
+    gpu = false;
+    std::printf("cuda.cr unavailable, GPU tables skipped: %s\n", e.what());
+  }
+
+  std::vector<std::string> level_columns;
+  for (const auto& l : b.levels) {
+    const size_t big_k = l.image.voxel_count() < 2000000 ? 256 : 64;
+    level_columns.push_back(l.name + " k=1");
+    level_columns.push_back(l.name + " k=" + std::to_string(big_k));
+  }
+  std::printf("\n## Microseconds per evaluation by level (bins 256)\n\n");
+  print_header("cost", level_columns);
+  std::map<size_t, double> cpu_us;  // level -> cpu.cr k=1
+  if (cpu) {
+    std::printf("| cpu.cr (%s threads)", b.cpu_threads > 0 ? std::to_string(b.cpu_threads).c_str() : "all");
+    for (size_t l = 0; l < b.levels.size(); ++l) {
+      cpu_us[l] = b.run("levels", "", l, 256, 1);
+      std::printf(" | %.1f | -", cpu_us[l]);
     }
-    auto cost = b.make(id, params);
-    cost->set_reference(levels.at(mm), nullptr);
-    cost->set_moving(levels.at(mm), nullptr);
-    const double us = b.us_per_eval(*cost, matrices, k);
-    b.csv << experiment << "," << id << "," << scheme << "," << mm << "," << bins << "," << k << "," << blocks << ","
-          << us << "\n";
-    return us;
-  };
-
-  const auto& ref1 = levels.at(1.0);
-  std::printf("reference: chris_t1 self-pair; 1 mm level %ux%ux%u voxels\n", ref1.dims[0], ref1.dims[1], ref1.dims[2]);
-  if (cpu_only) {
-    std::printf("\n| cost | level | us/eval (k=1) |\n|---|---|---|\n");
-    for (double mm : {8.0, 4.0, 2.0, 1.0})
-      std::printf("| cpu.cr | %g mm | %.1f |\n", mm, run("levels", "cpu.cr", "", mm, 256, 1, 0));
-    return 0;
-  }
-
-  std::printf("\n## Microseconds per evaluation by level (bins 256; median of %d calls)\n\n", b.repetitions);
-  std::printf("| scheme | 8 mm k=1 | 8 mm k=256 | 4 mm k=1 | 4 mm k=256 | 2 mm k=1 | 2 mm k=64 | 1 mm k=1 | 1 mm k=64 |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|\n");
-  for (const auto& s : kSchemes) {
-    std::printf("| %s", s.c_str());
-    for (double mm : {8.0, 4.0, 2.0, 1.0})
-      for (size_t k : {size_t(1), size_t(mm >= 4 ? 256 : 64)}) std::printf(" | %.1f", run("levels", "cuda.cr", s, mm, 256, k, 0));
     std::printf(" |\n");
     std::fflush(stdout);
   }
+  std::map<std::string, double> finest_k1;  // scheme -> finest level, k=1
+  if (gpu)
+    for (const auto& s : kSchemes) {
+      std::printf("| %s", s.c_str());
+      for (size_t l = 0; l < b.levels.size(); ++l) {
+        const size_t big_k = b.levels[l].image.voxel_count() < 2000000 ? 256 : 64;
+        const double one = b.run("levels", s, l, 256, 1);
+        if (l == finest) finest_k1[s] = one;
+        std::printf(" | %.1f | %.1f", one, b.run("levels", s, l, 256, big_k));
+      }
+      std::printf(" |\n");
+      std::fflush(stdout);
+    }
+  if (cpu && gpu) {
+    std::printf("\n## cpu.cr / cuda.cr at %s, k=1\n\n| scheme | speed-up |\n|---|---|\n", b.levels[finest].name.c_str());
+    for (const auto& s : kSchemes) std::printf("| %s | %.0fx |\n", s.c_str(), cpu_us[finest] / finest_k1[s]);
+  }
+  if (!gpu) return 0;
 
-  std::printf("\n## Versus bins (1 mm, k=1)\n\n| scheme |");
+  std::printf("\n## Versus bins (%s, k=1)\n\n", b.levels[finest].name.c_str());
   const std::vector<int> bins = {8, 16, 32, 64, 128, 256};
-  for (int n : bins) std::printf(" %d |", n);
-  std::printf("\n|---|");
-  for (size_t i = 0; i < bins.size(); ++i) std::printf("---|");
-  std::printf("\n");
+  std::vector<std::string> bin_columns;
+  for (int n : bins) bin_columns.push_back(std::to_string(n));
+  print_header("scheme", bin_columns);
   for (const auto& s : kSchemes) {
     std::printf("| %s", s.c_str());
-    for (int n : bins) std::printf(" | %.1f", run("bins", "cuda.cr", s, 1.0, n, 1, 0));
+    for (int n : bins) std::printf(" | %.1f", b.run("bins", s, finest, n, 1));
     std::printf(" |\n");
     std::fflush(stdout);
   }
 
-  std::printf("\n## Versus thread blocks (1 mm, bins 256, k=1)\n\n| scheme |");
+  // scheme5's grid is its chunk list (one block per chunk), so it has no block count to vary.
+  std::printf("\n## Versus thread blocks (%s, bins 256, k=1)\n\n", b.levels[finest].name.c_str());
   const std::vector<int> blocks = {64, 128, 256, 512, 1024, 2048};
-  for (int n : blocks) std::printf(" %d |", n);
-  std::printf("\n|---|");
-  for (size_t i = 0; i < blocks.size(); ++i) std::printf("---|");
-  std::printf("\n");
-  for (const auto& s : {"scheme1", "scheme2", "scheme3a", "scheme3b", "scheme4", "fused"}) {
-    std::printf("| %s", s);
-    for (int n : blocks) std::printf(" | %.1f", run("blocks", "cuda.cr", s, 1.0, 256, 1, n));
+  std::vector<std::string> block_columns;
+  for (int n : blocks) block_columns.push_back(std::to_string(n));
+  print_header("scheme", block_columns);
+  for (const auto& s : kSchemes) {
+    if (s == "scheme5") continue;
+    std::printf("| %s", s.c_str());
+    for (int n : blocks) std::printf(" | %.1f", b.run("blocks", s, finest, 256, 1, n));
     std::printf(" |\n");
     std::fflush(stdout);
   }

@@ -8,6 +8,7 @@
 
 #include "support/test_support.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
@@ -93,8 +94,11 @@ bool prepare_level(double mm, int bins) {
   return true;
 }
 
-// The schemes that accumulate without floating-point atomics repeat bit for bit.
-bool deterministic(const std::string& scheme) { return scheme == "scheme2" || scheme == "scheme5"; }
+// The schemes that accumulate without floating-point atomics repeat bit for bit (fused: fixed
+// summation orders and integer atomics; its partition does not depend on k).
+bool deterministic(const std::string& scheme) {
+  return scheme == "scheme2" || scheme == "scheme5" || scheme == "fused";
+}
 
 class CudaCr : public ::testing::TestWithParam<std::string> {
  protected:
@@ -111,12 +115,17 @@ class CudaCr : public ::testing::TestWithParam<std::string> {
 
 }  // namespace
 
-// Float accumulation of ~10^5..10^7 samples in shared memory (and float y, w per sample,
-// where cpu.cr uses double) moves the cost by a few 1e-6 relative; the bound leaves margin.
-constexpr double kRelativeTolerance = 1e-4;
+// Relative tolerance on the cost against cpu.cr (double throughout), set by float
+// accumulation. Worst measured on an H100 over these 1200 cases: scheme3a/3b 5.2e-5 (a float
+// histogram per block, ~10^4 samples a bin; each add loses up to 6e-8 relative), scheme4
+// 1.7e-6 (a float histogram per warp), the schemes that merge in double 5e-7 or less; fused
+// sums a few samples per thread or warp in float, then in double and fixed point. The bounds
+// leave 4x (3a/3b) and 6x or more (the rest).
+double tolerance(const std::string& scheme) { return scheme == "scheme3a" || scheme == "scheme3b" ? 2e-4 : 1e-5; }
 
 TEST_P(CudaCr, AgreesWithTheCpuReferenceOnRealImages) {
   const std::string scheme = GetParam();
+  const double tol = tolerance(scheme);
   for (double mm : kLevels)
     for (int bins : kBins) {
       if (!prepare_level(mm, bins)) GTEST_SKIP() << "shared data not found: " << test::shared_data_dir();
@@ -132,8 +141,8 @@ TEST_P(CudaCr, AgreesWithTheCpuReferenceOnRealImages) {
       for (int t = 0; t < kTransforms; ++t) {
         const double rel = std::fabs(costs[t] - cpu[t]) / std::max(cpu[t], 1e-3);
         worst = std::max(worst, rel);
-        EXPECT_LE(rel, kRelativeTolerance) << scheme << " bins " << bins << " at " << mm << " mm, transform " << t
-                                           << ": gpu " << costs[t] << " cpu " << cpu[t];
+        EXPECT_LE(rel, tol) << scheme << " bins " << bins << " at " << mm << " mm, transform " << t << ": gpu "
+                            << costs[t] << " cpu " << cpu[t];
         EXPECT_NEAR(overlaps[t], cpu_overlap[t], 1e-6) << scheme << " transform " << t;
       }
       std::printf("%-9s bins %3d %g mm: max relative difference to cpu.cr %.2e\n", scheme.c_str(), bins, mm, worst);
@@ -142,7 +151,7 @@ TEST_P(CudaCr, AgreesWithTheCpuReferenceOnRealImages) {
       for (int t = 0; t < 3; ++t) gpu->evaluate(f.matrices.at(mm).data() + 16 * t, 1, &single[t]);
       for (int t = 0; t < 3; ++t) {
         if (deterministic(scheme)) EXPECT_EQ(single[t], costs[t]);
-        else EXPECT_NEAR(single[t], costs[t], kRelativeTolerance * std::max(costs[t], 1e-3));
+        else EXPECT_NEAR(single[t], costs[t], tol * std::max(costs[t], 1e-3));
       }
       if (deterministic(scheme)) {
         std::vector<double> again(kTransforms);
@@ -150,6 +159,54 @@ TEST_P(CudaCr, AgreesWithTheCpuReferenceOnRealImages) {
         EXPECT_EQ(again, costs) << scheme << " is documented as bitwise repeatable";
       }
     }
+}
+
+// Weightings with zeros (fused's spans then have gaps) and fractions, the fuzzy border and
+// nearest-neighbour sampling: the paths the unweighted comparison above does not reach.
+TEST_P(CudaCr, WeightsBorderAndNearestAgreeWithTheCpuReference) {
+  const std::string scheme = GetParam();
+  constexpr double kMm = 4;
+  constexpr int kBinsHere = 64;
+  if (!prepare_level(kMm, kBinsHere)) GTEST_SKIP() << "shared data not found: " << test::shared_data_dir();
+  const auto& [ref, mov] = fixture().levels.at(kMm);
+  // Reference: 0 on the darkest voxels (mostly background), 0.5..1 rising with intensity.
+  Image ref_weight = ref;
+  const float ref_max = *std::max_element(ref.data.begin(), ref.data.end());
+  for (float& v : ref_weight.data) v = v < 0.05f * ref_max ? 0.f : 0.5f + 0.5f * v / ref_max;
+  // Moving: a ramp along x from 0.2 to 1.
+  Image mov_weight = mov;
+  for (uint32_t z = 0; z < mov.dims[2]; ++z)
+    for (uint32_t y = 0; y < mov.dims[1]; ++y)
+      for (uint32_t x = 0; x < mov.dims[0]; ++x)
+        mov_weight.data[x + size_t(mov.dims[0]) * (y + size_t(mov.dims[1]) * z)] =
+            0.2f + 0.8f * float(x) / float(std::max(1u, mov.dims[0] - 1));
+  constexpr int kCount = 20;
+  const double* matrices = fixture().matrices.at(kMm).data();
+  for (const std::string interpolation : {"trilinear", "nearest"}) {
+    const std::map<std::string, std::string> common = {
+        {"bins", std::to_string(kBinsHere)}, {"border_mm", "6"}, {"interpolation", interpolation}};
+    auto cpu = make_cost("cpu.cr", common);
+    auto params = common;
+    params["scheme"] = scheme;
+    auto gpu = make_cost("cuda.cr", params);
+    for (CostInstance* c : {cpu.get(), gpu.get()}) {
+      c->set_reference(ref, &ref_weight);
+      c->set_moving(mov, &mov_weight);
+    }
+    std::vector<double> expected(kCount), expected_overlap(kCount), costs(kCount), overlaps(kCount);
+    cpu->evaluate(matrices, kCount, expected.data(), expected_overlap.data());
+    gpu->evaluate(matrices, kCount, costs.data(), overlaps.data());
+    double worst = 0.0;
+    for (int t = 0; t < kCount; ++t) {
+      const double rel = std::fabs(costs[t] - expected[t]) / std::max(expected[t], 1e-3);
+      worst = std::max(worst, rel);
+      EXPECT_LE(rel, tolerance(scheme)) << scheme << " " << interpolation << " transform " << t << ": gpu "
+                                        << costs[t] << " cpu " << expected[t];
+      EXPECT_NEAR(overlaps[t], expected_overlap[t], 1e-5) << scheme << " " << interpolation << " transform " << t;
+    }
+    std::printf("%-9s weighted, border 6 mm, %s: max relative difference to cpu.cr %.2e\n", scheme.c_str(),
+                interpolation.c_str(), worst);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Schemes, CudaCr,

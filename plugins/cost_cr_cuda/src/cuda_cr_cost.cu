@@ -7,6 +7,8 @@
 #include <regpipe_common/voxel_map.hpp>
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -15,11 +17,12 @@ namespace {
 
 using regpipe_common::PreparedImage;
 
-const std::map<std::string, void (*)(const SchemeLaunch&)>& schemes() {
-  static const std::map<std::string, void (*)(const SchemeLaunch&)> table = {
-      {"fused", run_fused},     {"scheme1", run_scheme1}, {"scheme2", run_scheme2},
-      {"scheme3a", run_scheme3a}, {"scheme3b", run_scheme3b}, {"scheme4", run_scheme4},
-      {"scheme5", run_scheme5}};
+const std::map<std::string, CudaCrCost::Scheme>& schemes() {
+  static const std::map<std::string, CudaCrCost::Scheme> table = {
+      {"fused", {run_fused, SumsEncoding::kFixedPoint}},    {"scheme1", {run_scheme1, SumsEncoding::kDouble}},
+      {"scheme2", {run_scheme2, SumsEncoding::kDouble}},    {"scheme3a", {run_scheme3a, SumsEncoding::kDouble}},
+      {"scheme3b", {run_scheme3b, SumsEncoding::kDouble}},  {"scheme4", {run_scheme4, SumsEncoding::kDouble}},
+      {"scheme5", {run_scheme5, SumsEncoding::kDouble}}};
   return table;
 }
 
@@ -33,6 +36,29 @@ int read_int(const rp::Params& params, const char* name) {
   const long long v = params.get_int(name);
   rp::Params::check_range(name, double(v), schema(name).min, schema(name).max);
   return int(v);
+}
+
+// The kernels index voxels with 32-bit integers.
+void check_voxel_count(const PreparedImage& image, const char* role) {
+  if (image.voxel_count() > std::size_t(INT_MAX))
+    throw rp::Error(RP_UNSUPPORTED, std::string("the ") + role + " image has " + std::to_string(image.voxel_count()) +
+                                        " voxels; cuda.cr indexes at most " + std::to_string(INT_MAX) +
+                                        " (32-bit): use cpu.cr, the CPU reference");
+}
+
+// The power of two that maps `bound` to just under 2^61: fixed-point totals of up to 4x the
+// bound (float rounding of the partial sums) still fit in int64.
+double fixed_point_scale(double bound) {
+  if (!(bound > 0.0) || !std::isfinite(bound)) return 1.0;
+  int exponent = 0;
+  std::frexp(bound, &exponent);  // bound < 2^exponent
+  return std::ldexp(1.0, 61 - exponent);
+}
+
+double fixed_point_value(const double* raw, std::size_t i, double scale) {
+  int64_t v = 0;
+  std::memcpy(&v, raw + i, sizeof(v));  // the kernel wrote an int64 into this 8-byte slot
+  return double(v) / scale;
 }
 
 }  // namespace
@@ -53,12 +79,15 @@ CudaCrCost::CudaCrCost(const rp_host*, const rp::Params& params)
   if (it == schemes().end())
     throw rp::Error(RP_INVALID_ARGUMENT, "scheme=" + scheme_name_ + " is not a cuda.cr scheme");
   scheme_ = it->second;
-  if (scheme_name_ == "scheme4" &&
-      std::size_t(threads_per_block_ / 32) * bins_ * kSumsPerBin * sizeof(float) > 227u * 1024u)
-    throw rp::Error(RP_INVALID_ARGUMENT, "scheme4 with threads_per_block=" + std::to_string(threads_per_block_) +
-                                             " and bins=" + std::to_string(bins_) +
-                                             " needs more than the 227 KB of shared memory per block");
   device_ = select_device(read_int(params, "device"));
+  if ((scheme_name_ == "scheme4" || scheme_name_ == "fused") &&
+      per_warp_histogram_bytes(threads_per_block_, bins_) > device_.shared_per_block)
+    throw rp::Error(RP_INVALID_ARGUMENT,
+                    scheme_name_ + " with threads_per_block=" + std::to_string(threads_per_block_) + " and bins=" +
+                        std::to_string(bins_) + " needs " +
+                        std::to_string(per_warp_histogram_bytes(threads_per_block_, bins_)) +
+                        " bytes of shared memory per block (a histogram per warp); " + device_.name + " allows " +
+                        std::to_string(device_.shared_per_block) + ": use fewer threads per block or bins");
   RP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
 }
 
@@ -79,31 +108,34 @@ void CudaCrCost::set_reference(const rp_image& image, const rp_image* weight) {
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
   PreparedImage ref = regpipe_common::prepare_image(image, weight, "reference");
   regpipe_common::require_varying(ref, "reference", "correlation ratio");
+  check_voxel_count(ref, "reference");
   regpipe_common::bin_voxels(ref, bins_, "reference");
   const std::size_t n = ref.voxel_count();
-  check_device_memory(n * (sizeof(int32_t) + 2 * sizeof(float) + 2 * sizeof(uint32_t)), "the reference image");
+  // At most 16 bytes a voxel whichever the scheme (bins, weights, sort keys and indices).
+  check_device_memory(n * 16, "the reference image");
 
-  // Active voxels (weight > 0), the fused scheme's work list and scheme5's sort input; the
-  // total weight in the same x-fastest order as cost_cpu for the overlap fraction.
+  // The total weight in the same x-fastest order as cost_cpu, for the overlap fraction; the
+  // populations for fused's register bin; the weighted voxels for scheme5's sort.
   std::vector<uint32_t> active;
   std::vector<std::size_t> population(std::size_t(bins_), 0);
   ref_total_weight_ = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
     if (!(ref.weight(i) > 0.f)) continue;
-    active.push_back(uint32_t(i));
     ref_total_weight_ += ref.weight(i);
     ++population[std::size_t(ref.voxel_bins[i])];
+    if (scheme_name_ == "scheme5") active.push_back(uint32_t(i));
   }
-  ref_bins_.upload(ref.voxel_bins, stream_);
-  if (!ref.weights.empty()) ref_weight_.upload(ref.weights, stream_);
-  active_.upload(active, stream_);
   layouts_ = ReferenceLayouts{};
   layouts_.voxel_count = uint32_t(n);
-  layouts_.active = active_.get();
-  layouts_.active_count = uint32_t(active.size());
-  layouts_.hot_bin = int(std::max_element(population.begin(), population.end()) - population.begin());
-  if (scheme_name_ == "scheme5")
-    presort_reference(ref.voxel_bins.data(), active, bins_, max_block_workload_, stream_, presort_, layouts_);
+  if (scheme_name_ == "fused") {
+    const int hot_bin = int(std::max_element(population.begin(), population.end()) - population.begin());
+    prepare_fused(ref, hot_bin, threads_per_block_, stream_, fused_, layouts_.fused);
+  } else {
+    ref_bins_.upload(ref.voxel_bins, stream_);
+    if (!ref.weights.empty()) ref_weight_.upload(ref.weights, stream_);
+    if (scheme_name_ == "scheme5")
+      presort_reference(ref.voxel_bins.data(), active, bins_, max_block_workload_, stream_, presort_, layouts_);
+  }
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
   ref_ = std::move(ref);
 }
@@ -112,11 +144,43 @@ void CudaCrCost::set_moving(const rp_image& image, const rp_image* weight) {
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
   PreparedImage mov = regpipe_common::prepare_image(image, weight, "moving");
   regpipe_common::require_varying(mov, "moving", "correlation ratio");
+  check_voxel_count(mov, "moving");
   check_device_memory(mov.voxel_count() * 2 * sizeof(float), "the moving image");
+  // Bounds of fused's fixed-point sums: interpolation stays within the voxel values and
+  // weights, including those of voxels with weight 0.
+  mov_deviation_max_ = 0.0;
+  for (const float v : mov.values) mov_deviation_max_ = std::max(mov_deviation_max_, std::fabs(double(v) - mov.mean));
+  mov_weight_max_ = mov.weights.empty() ? 1.0 : double(*std::max_element(mov.weights.begin(), mov.weights.end()));
   mov_values_.upload(mov.values, stream_);
   if (!mov.weights.empty()) mov_weight_.upload(mov.weights, stream_);
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
   mov_ = std::move(mov);
+}
+
+FixedPointScales CudaCrCost::fixed_point_scales() const {
+  // A sample's weight is at most w_ref * (largest moving weight) (border <= 1), and |y| at
+  // most the largest deviation from the moving mean.
+  const double w = ref_total_weight_ * mov_weight_max_;
+  FixedPointScales s;
+  s.w = fixed_point_scale(w);
+  s.wy = fixed_point_scale(w * mov_deviation_max_);
+  s.wyy = fixed_point_scale(w * mov_deviation_max_ * mov_deviation_max_);
+  s.overlap = fixed_point_scale(ref_total_weight_);
+  return s;
+}
+
+double CudaCrCost::decode_results(const double* raw, std::size_t k, std::size_t t, const FixedPointScales& scales,
+                                  double* sums) const {
+  const std::size_t entries = std::size_t(bins_) * kSumsPerBin;
+  const double* block = raw + t * entries;
+  const std::size_t overlap_slot = k * entries + t;
+  if (scheme_.encoding == SumsEncoding::kDouble) {
+    std::copy(block, block + entries, sums);
+    return raw[overlap_slot];
+  }
+  const double scale[kSumsPerBin] = {scales.w, scales.wy, scales.wyy};
+  for (std::size_t i = 0; i < entries; ++i) sums[i] = fixed_point_value(block, i, scale[i % kSumsPerBin]);
+  return fixed_point_value(raw, overlap_slot, scales.overlap);
 }
 
 void CudaCrCost::evaluate(const rp_cost_request& request) {
@@ -162,20 +226,22 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
   l.sm_count = device_.sm_count;
   l.stream = stream_;
   l.layouts = &layouts_;
+  l.unit_weights = ref_->weights.empty() && mov_->weights.empty() && border_mm_ == 0.0;
+  l.fixed = fixed_point_scales();
   l.scratch = &scratch_;
   l.scratch_double = &scratch_double_;
-  scheme_(l);
+  scheme_.run(l);
 
   host_results_.ensure(results);
   RP_CUDA_CHECK(cudaMemcpyAsync(host_results_.get(), results_.get(), results * sizeof(double),
                                 cudaMemcpyDeviceToHost, stream_));
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the one sync of an evaluation
-  const double* sums = host_results_.get();
-  const double* overlap = host_results_.get() + k * entries;
   double* overlap_out = RP_HAS_MEMBER(&request, rp_cost_request, overlap_out) ? request.overlap_out : nullptr;
+  decoded_sums_.resize(entries);
   for (std::size_t t = 0; t < k; ++t) {
-    request.costs_out[t] = regpipe_common::correlation_ratio_cost(sums + t * entries, std::size_t(bins_));
-    if (overlap_out != nullptr) overlap_out[t] = overlap[t] / ref_total_weight_;
+    const double overlap = decode_results(host_results_.get(), k, t, l.fixed, decoded_sums_.data());
+    request.costs_out[t] = regpipe_common::correlation_ratio_cost(decoded_sums_.data(), std::size_t(bins_));
+    if (overlap_out != nullptr) overlap_out[t] = overlap / ref_total_weight_;
   }
 }
 

@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace regpipe::cost_cr_cuda {
 
@@ -25,30 +26,41 @@ class CudaCrCost {
   void set_moving(const rp_image& image, const rp_image* weight);
   void evaluate(const rp_cost_request& request);
 
+  struct Scheme {
+    void (*run)(const SchemeLaunch&);
+    SumsEncoding encoding;
+  };
+
  private:
-  using SchemeFn = void (*)(const SchemeLaunch&);
   void check_device_memory(std::size_t bytes, const char* what) const;
+  FixedPointScales fixed_point_scales() const;
+  // Transform t's bin sums and overlap weight from the copied-back results, as doubles.
+  double decode_results(const double* raw, std::size_t k, std::size_t t, const FixedPointScales& scales,
+                        double* sums) const;
 
   DeviceInfo device_;
   cudaStream_t stream_ = nullptr;
-  SchemeFn scheme_ = nullptr;
   std::string scheme_name_;
+  Scheme scheme_{};
   int bins_, threads_per_block_, blocks_, max_block_workload_;
   bool nearest_;
   double border_mm_;
 
   std::optional<regpipe_common::PreparedImage> ref_, mov_;
   double ref_total_weight_ = 0.0;
+  double mov_weight_max_ = 1.0;     // largest moving weight (1 without a weighting)
+  double mov_deviation_max_ = 0.0;  // largest |value - mean| over every moving voxel
   DeviceBuffer<int32_t> ref_bins_;
   DeviceBuffer<float> ref_weight_, mov_values_, mov_weight_;
-  DeviceBuffer<uint32_t> active_;
   PresortBuffers presort_;
+  FusedBuffers fused_;
   ReferenceLayouts layouts_;
   // Per evaluation: k maps in; k histograms then k overlaps out, in one buffer so that one
   // memset and one copy serve them.
   PinnedBuffer<double> host_maps_, host_results_;
   DeviceBuffer<double> maps_, results_, scratch_double_;
   DeviceBuffer<float> scratch_;
+  std::vector<double> decoded_sums_;
 };
 
 }  // namespace regpipe::cost_cr_cuda

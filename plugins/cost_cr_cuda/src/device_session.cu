@@ -17,7 +17,7 @@ DeviceInfo select_device(int index) {
   RP_CUDA_CHECK(cudaSetDevice(index));
   cudaDeviceProp prop{};
   RP_CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
-  return {index, prop.multiProcessorCount, prop.name};
+  return {index, prop.multiProcessorCount, prop.sharedMemPerBlockOptin, prop.name};
 }
 
 }  // namespace regpipe::cost_cr_cuda

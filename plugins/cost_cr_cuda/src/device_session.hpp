@@ -1,6 +1,7 @@
 // Choosing the CUDA device, with the errors a user can act on.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace regpipe::cost_cr_cuda {
@@ -8,6 +9,7 @@ namespace regpipe::cost_cr_cuda {
 struct DeviceInfo {
   int index = 0;
   int sm_count = 1;
+  std::size_t shared_per_block = 48 * 1024;  // the opt-in maximum of dynamic shared memory
   std::string name;
 };
 

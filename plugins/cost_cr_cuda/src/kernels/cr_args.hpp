@@ -27,8 +27,10 @@ struct CrArgs {
   int bins;
   // k reference-voxel -> moving-voxel maps (row-major 3x4, double) and outputs.
   const double* maps;
-  double* sums;     // k * bins * kSumsPerBin, zeroed before the launch
-  double* overlap;  // k: weight of reference voxels mapping inside, zeroed
+  // Zeroed before the launch; doubles, or int64 fixed point in the same 8-byte slots for the
+  // schemes whose SumsEncoding says so (schemes.hpp).
+  double* sums;     // k * bins * kSumsPerBin
+  double* overlap;  // k: weight of reference voxels mapping inside
 };
 
 }  // namespace regpipe::cost_cr_cuda

@@ -1,10 +1,13 @@
 // The accumulation schemes. Each takes the shared kernel arguments and writes, for every one
-// of the k transforms, the double bin sums and the overlap weight (zeroed by the caller).
-// Li & Kumar 2014, section III (scheme1..scheme5); `fused` is ours (README.md).
+// of the k transforms, the bin sums and the overlap weight into the zeroed results buffer,
+// encoded as its SchemeInfo says. Li & Kumar 2014, section III (scheme1..scheme5); `fused`
+// is ours (README.md).
 #pragma once
 
 #include "../device_buffer.hpp"
 #include "../kernels/cr_args.hpp"
+
+#include <regpipe_common/prepared_image.hpp>
 
 #include <cuda_runtime.h>
 
@@ -14,16 +17,33 @@
 
 namespace regpipe::cost_cr_cuda {
 
+// Fixed-point scales of fused's results: a sum s is stored as the integer llrint(s * scale),
+// scale a power of two chosen per sum so that the largest possible total stays below 2^61.
+// Integer addition is associative, so the result does not depend on the order of the atomics.
+struct FixedPointScales {
+  double w = 1.0, wy = 1.0, wyy = 1.0, overlap = 1.0;
+};
+
+// fused's reference layout: the runs of weighted voxels along x ("spans"), each voxel's bin
+// (uint16: bins <= 1024) and reference weight in span order, so that a warp walks a span with
+// coalesced loads and no index arithmetic.
+struct FusedLayout {
+  const int4* spans = nullptr;       // {first voxel in span order, x of the first, length, y + ny * z}
+  uint32_t span_count = 0;
+  const uint16_t* bins = nullptr;
+  const float* ref_weight = nullptr;  // null: weight 1
+  int hot_bin = 0;                    // the most populated bin of the weighted reference voxels
+  int blocks_per_sm[2] = {1, 1};      // resident blocks of the kernel: [0] general, [1] plain
+};
+
 // Reference layouts prepared once per set_reference and reused by every evaluation.
 struct ReferenceLayouts {
   uint32_t voxel_count = 0;           // full grid (schemes 1-4 map every voxel, as the paper)
-  const uint32_t* active = nullptr;   // indices of voxels with weight > 0, ascending (fused)
-  uint32_t active_count = 0;
-  int hot_bin = 0;                    // the most populated bin among active voxels (fused)
-  const uint32_t* sorted = nullptr;   // active voxels sorted by bin (scheme5)
+  const uint32_t* sorted = nullptr;   // voxels with weight > 0 sorted by bin (scheme5)
   const int4* chunks = nullptr;       // scheme5 work items: {bin, start, end, 0} into `sorted`
   const int* bin_first_chunk = nullptr;  // bins + 1 entries: chunks of bin b are [f[b], f[b+1])
   int chunk_count = 0;
+  FusedLayout fused;
 };
 
 struct SchemeLaunch {
@@ -34,6 +54,8 @@ struct SchemeLaunch {
   int sm_count = 1;
   cudaStream_t stream = nullptr;
   const ReferenceLayouts* layouts = nullptr;
+  bool unit_weights = true;  // no weight images and no fuzzy border: every sample inside weighs 1
+  FixedPointScales fixed;    // fused only
   DeviceBuffer<float>* scratch = nullptr;         // scheme-private working memory
   DeviceBuffer<double>* scratch_double = nullptr;
 };
@@ -44,11 +66,15 @@ void run_scheme3a(const SchemeLaunch& l);  // per-block shared histograms, merge
 void run_scheme3b(const SchemeLaunch& l);  // per-block shared histograms, merged by a reduction
 void run_scheme4(const SchemeLaunch& l);   // per-warp shared histograms
 void run_scheme5(const SchemeLaunch& l);   // presorted reference, conflict-free
-void run_fused(const SchemeLaunch& l);     // ours: batched, hot bin in registers
+void run_fused(const SchemeLaunch& l);     // ours: batched, span-walking, deterministic
 
-// scheme5's preprocessing: sorts the active voxels by bin (Thrust) and cuts the runs of each
-// bin into chunks of at most `max_workload` voxels. Fills the layout's sorted/chunks fields
-// with buffers it owns through the given DeviceBuffers.
+// How a scheme leaves the sums in the results buffer: doubles, or int64 fixed point with
+// SchemeLaunch::fixed's scales (fused).
+enum class SumsEncoding { kDouble, kFixedPoint };
+
+// scheme5's preprocessing: sorts the voxels with weight > 0 by bin (Thrust) and cuts the runs
+// of each bin into chunks of at most `max_workload` voxels. Fills the layout's sorted/chunks
+// fields with buffers it owns through the given DeviceBuffers.
 struct PresortBuffers {
   DeviceBuffer<uint32_t> sorted;
   DeviceBuffer<int4> chunks;
@@ -57,6 +83,22 @@ struct PresortBuffers {
 void presort_reference(const int32_t* host_bins, const std::vector<uint32_t>& active, int bins,
                        int max_workload, cudaStream_t stream, PresortBuffers& buffers,
                        ReferenceLayouts& layouts);
+
+// fused's preprocessing: the spans of the binned reference, uploaded, and the kernel's
+// occupancy for this block size and bin count.
+struct FusedBuffers {
+  DeviceBuffer<int4> spans;
+  DeviceBuffer<uint16_t> bins;
+  DeviceBuffer<float> ref_weight;
+};
+void prepare_fused(const regpipe_common::PreparedImage& ref, int hot_bin, int threads_per_block,
+                   cudaStream_t stream, FusedBuffers& buffers, FusedLayout& layout);
+
+// Shared memory of one block of scheme4 or fused: a float histogram (3 sums per bin) per warp,
+// plus fused's overlap slot. Checked against the device limit when the instance is created.
+inline std::size_t per_warp_histogram_bytes(int threads_per_block, int bins) {
+  return std::size_t(threads_per_block / 32) * (std::size_t(bins) * kSumsPerBin + 1) * sizeof(float);
+}
 
 // Blocks for a grid-stride pass over `work` items: enough to fill the GPU, no more than
 // the work needs.
