@@ -82,6 +82,7 @@ void RegistrationObjective::set_level(uint32_t level) {
   std::ostringstream name;
   name << l.level_mm << " mm";
   begin_stage(name.str());
+  services_.progress(double(level) / double(levels_.size()), "registering at " + name.str());
 }
 
 void RegistrationObjective::evaluate(const double* params, size_t k, double* costs) {

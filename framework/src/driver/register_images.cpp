@@ -115,6 +115,7 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
     }
   }
   result.seconds_search = seconds_since(search_start);
+  services.progress(1.0, "registration done");
   result.final_cost = f;
   result.stages = objective.finish();
   result.evaluations = objective.evaluations();
