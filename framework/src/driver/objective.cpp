@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 
 namespace regpipe {
 
@@ -26,29 +27,11 @@ RegistrationObjective::RegistrationObjective(CostInstance& cost, HostServices& s
   // The C callbacks: exceptions end here and become a status + message.
   objective_.evaluate = [](void* ctx, const double* params, size_t k, double* costs) -> rp_status {
     auto* self = static_cast<RegistrationObjective*>(ctx);
-    try {
-      self->evaluate(params, k, costs);
-      return RP_OK;
-    } catch (const ComponentError& e) {
-      self->last_error_ = e.what();
-      return e.status();
-    } catch (const std::exception& e) {
-      self->last_error_ = e.what();
-      return RP_INTERNAL;
-    }
+    return self->guarded([&] { self->evaluate(params, k, costs); });
   };
   objective_.set_level = [](void* ctx, uint32_t level) -> rp_status {
     auto* self = static_cast<RegistrationObjective*>(ctx);
-    try {
-      self->set_level(level);
-      return RP_OK;
-    } catch (const ComponentError& e) {
-      self->last_error_ = e.what();
-      return e.status();
-    } catch (const std::exception& e) {
-      self->last_error_ = e.what();
-      return RP_INVALID_ARGUMENT;
-    }
+    return self->guarded([&] { self->set_level(level); });
   };
   objective_.last_error = [](void* ctx) -> const char* {
     return static_cast<RegistrationObjective*>(ctx)->last_error_.c_str();
@@ -57,6 +40,23 @@ RegistrationObjective::RegistrationObjective(CostInstance& cost, HostServices& s
     static_cast<RegistrationObjective*>(ctx)->begin_stage(name != nullptr ? name : "");
   };
   update_typical_step();
+}
+
+template <class Fn>
+rp_status RegistrationObjective::guarded(Fn&& fn) noexcept {
+  try {
+    fn();
+    return RP_OK;
+  } catch (const ComponentError& e) {
+    last_error_ = e.what();
+    return e.status();
+  } catch (const std::out_of_range& e) {  // a level index the objective does not have
+    last_error_ = e.what();
+    return RP_INVALID_ARGUMENT;
+  } catch (const std::exception& e) {
+    last_error_ = e.what();
+    return RP_INTERNAL;
+  }
 }
 
 // Steps that move the image by about one level voxel: translation in mm, rotations and

@@ -36,6 +36,9 @@ class RegistrationObjective {
   long long evaluations() const { return total_evaluations_; }
 
  private:
+  // Runs fn for a C callback: exceptions become a status, the message goes to last_error.
+  template <class Fn>
+  rp_status guarded(Fn&& fn) noexcept;
   void update_typical_step();
   void close_stage();
 
