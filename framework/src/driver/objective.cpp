@@ -117,7 +117,8 @@ void RegistrationObjective::close_stage() {
   if (!stage_) return;
   stage_->seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - stage_start_).count();
-  stages_.push_back(*stage_);
+  // A level's default stage stays empty when the optimizer names its own stages.
+  if (stage_->evaluations > 0) stages_.push_back(*stage_);
   stage_.reset();
 }
 

@@ -1,0 +1,220 @@
+#include "local_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace regpipe::flirt {
+namespace {
+
+constexpr double kGold = 1.618034;    // golden-ratio growth of a downhill bracket
+constexpr double kCGold = 0.3819660;  // golden-section fraction of Brent's fallback step
+// Costs are bounded (abi.h: the worst finite value when there is no overlap), so a descent
+// that is still going after this many golden steps (a factor 1.6^25 = 1.7e5 in alpha) means a
+// flat objective; the lowest point seen is kept.
+constexpr int kMaxExpansions = 25;
+constexpr int kMaxBrentSteps = 60;
+
+// The costs along x + alpha d already known at alpha = 0, -1 and +1.
+struct Line {
+  Point origin{};
+  Point direction{};
+  std::optional<double> f0, f_minus, f_plus;
+};
+
+struct LineMinimum {
+  double alpha = 0.0;  // 0 unless a strictly lower cost was found
+  double cost = 0.0;
+  double origin_cost = 0.0;
+};
+
+// a < b < c or a > b > c along the line, cost(b) <= cost(a), cost(c).
+struct Bracket {
+  double a, b, c;
+  double fa, fb, fc;
+};
+
+Task<double> cost_at(CostChannel& channel, Point p) {
+  std::vector<Point> ask{p};
+  const std::vector<double> costs = co_await channel.costs(std::move(ask));
+  co_return costs[0];
+}
+
+// Brent's method inside a bracket (Brent 1973, ch. 5; Numerical Recipes 3rd ed., 10.3). The
+// first step is already parabolic through the bracket's three points. Stops when the minimum
+// is known to within `tolerance` either way; no two points closer than tolerance/2.
+Task<LineMinimum> brent(CostChannel& channel, Line line, Bracket br, double tolerance) {
+  const double tol1 = 0.5 * tolerance;
+  double a = std::min(br.a, br.c), b = std::max(br.a, br.c);
+  double x = br.b, fx = br.fb;
+  const bool a_better = br.fa <= br.fc;
+  double w = a_better ? br.a : br.c, fw = a_better ? br.fa : br.fc;
+  double v = a_better ? br.c : br.a, fv = a_better ? br.fc : br.fa;
+  double d = 0.0, e = b - a;
+  for (int step = 0; step < kMaxBrentSteps; ++step) {
+    const double xm = 0.5 * (a + b);
+    if (std::max(x - a, b - x) <= tolerance) break;
+    bool golden = true;
+    if (std::fabs(e) > tol1) {
+      const double r = (x - w) * (fx - fv);
+      double q = (x - v) * (fx - fw);
+      double p = (x - v) * q - (x - w) * r;
+      q = 2.0 * (q - r);
+      if (q > 0.0) p = -p;
+      q = std::fabs(q);
+      const double e_previous = e;
+      e = d;
+      // The parabolic step must fall inside the bracket and shrink faster than the step
+      // before last; otherwise a golden-section step.
+      if (std::fabs(p) < std::fabs(0.5 * q * e_previous) && p > q * (a - x) && p < q * (b - x)) {
+        golden = false;
+        d = p / q;
+        const double u = x + d;
+        if (u - a < 2.0 * tol1 || b - u < 2.0 * tol1) d = std::copysign(tol1, xm - x);
+      }
+    }
+    if (golden) {
+      e = x >= xm ? a - x : b - x;
+      d = kCGold * e;
+    }
+    const double u = std::fabs(d) >= tol1 ? x + d : x + std::copysign(tol1, d);
+    const double fu = co_await cost_at(channel, along(line.origin, u, line.direction));
+    if (fu <= fx) {
+      (u >= x ? a : b) = x;
+      v = w;
+      fv = fw;
+      w = x;
+      fw = fx;
+      x = u;
+      fx = fu;
+    } else {
+      (u < x ? a : b) = u;
+      if (fu <= fw || w == x) {
+        v = w;
+        fv = fw;
+        w = u;
+        fw = fu;
+      } else if (fu <= fv || v == x || v == w) {
+        v = u;
+        fv = fu;
+      }
+    }
+  }
+  co_return LineMinimum{x, fx, 0.0};
+}
+
+// Minimises along `line`: the unknown costs at alpha = 0, -1, +1 in one request, a downhill
+// bracket if alpha = 0 is not the lowest, then Brent.
+Task<LineMinimum> minimise_line(CostChannel& channel, Line line, double tolerance) {
+  std::vector<Point> ask;
+  if (!line.f0) ask.push_back(line.origin);
+  if (!line.f_minus) ask.push_back(along(line.origin, -1.0, line.direction));
+  if (!line.f_plus) ask.push_back(along(line.origin, 1.0, line.direction));
+  const std::vector<double> got = co_await channel.costs(std::move(ask));
+  size_t next = 0;
+  const double f0 = line.f0 ? *line.f0 : got[next++];
+  const double f_minus = line.f_minus ? *line.f_minus : got[next++];
+  const double f_plus = line.f_plus ? *line.f_plus : got[next++];
+
+  Bracket bracket{-1.0, 0.0, 1.0, f_minus, f0, f_plus};
+  if (f0 > f_minus || f0 > f_plus) {
+    double a = 0.0, fa = f0;
+    double b = f_plus <= f_minus ? 1.0 : -1.0, fb = std::min(f_plus, f_minus);
+    for (int step = 0;; ++step) {
+      const double c = b + kGold * (b - a);
+      const double fc = co_await cost_at(channel, along(line.origin, c, line.direction));
+      if (fc >= fb) {
+        bracket = {a, b, c, fa, fb, fc};
+        break;
+      }
+      if (step == kMaxExpansions) co_return LineMinimum{c, fc, f0};
+      a = b;
+      fa = fb;
+      b = c;
+      fb = fc;
+    }
+  }
+  LineMinimum m = co_await brent(channel, line, bracket, tolerance);
+  if (!(m.cost < f0)) m = {0.0, f0, f0};
+  m.origin_cost = f0;
+  co_return m;
+}
+
+// The smallest change of alpha along `direction` that moves some parameter by its tolerance.
+double alpha_tolerance(const Point& direction, const Point& tolerance) {
+  double smallest = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < direction.size(); ++i)
+    if (direction[i] != 0.0) smallest = std::min(smallest, tolerance[i] / std::fabs(direction[i]));
+  return smallest;
+}
+
+bool within_tolerance(const Point& shift, const Point& tolerance) {
+  for (size_t i = 0; i < shift.size(); ++i)
+    if (std::fabs(shift[i]) > tolerance[i]) return false;
+  return true;
+}
+
+}  // namespace
+
+Task<Scored> local_search(CostChannel& channel, Start start, LocalSearchSettings settings) {
+  Point x = start.x;
+  std::optional<double> fx = start.cost;
+  std::vector<Point>& directions = settings.directions;
+  for (int iteration = 0; iteration < settings.max_iterations; ++iteration) {
+    const Point x_start = x;
+    double f_start = 0.0;
+    double largest_decrease = 0.0;
+    size_t largest_index = 0;
+    for (size_t i = 0; i < directions.size(); ++i) {
+      Line line{x, directions[i], fx, {}, {}};
+      const LineMinimum m =
+          co_await minimise_line(channel, line, alpha_tolerance(directions[i], settings.tolerance));
+      if (i == 0) f_start = m.origin_cost;
+      if (m.origin_cost - m.cost > largest_decrease) {
+        largest_decrease = m.origin_cost - m.cost;
+        largest_index = i;
+      }
+      x = along(x, m.alpha, directions[i]);
+      fx = m.cost;
+    }
+    // FLIRT's criterion: an iteration that moved no parameter by more than its tolerance.
+    const Point shift = difference(x, x_start);
+    if (directions.empty() || within_tolerance(shift, settings.tolerance)) break;
+
+    // Powell's direction replacement (Numerical Recipes 3rd ed., 10.7): the extrapolated
+    // point x + shift and the point x - shift are the bracket of a line search along shift,
+    // so both go out in one request.
+    std::vector<Point> ask{along(x, 1.0, shift), along(x, -1.0, shift)};
+    const std::vector<double> ends = co_await channel.costs(std::move(ask));
+    const double f_extrapolated = ends[0], f_back = ends[1];
+    bool replaced = false;
+    if (f_extrapolated < f_start) {
+      const double t = 2.0 * (f_start - 2.0 * *fx + f_extrapolated) *
+                           std::pow(f_start - *fx - largest_decrease, 2) -
+                       largest_decrease * std::pow(f_start - f_extrapolated, 2);
+      if (t < 0.0) {
+        Line along_shift{x, shift, fx, f_back, f_extrapolated};
+        const LineMinimum m = co_await minimise_line(channel, along_shift,
+                                                     alpha_tolerance(shift, settings.tolerance));
+        x = along(x, m.alpha, shift);
+        fx = m.cost;
+        directions[largest_index] = directions.back();
+        directions.back() = shift;
+        replaced = true;
+      }
+    }
+    // Without a line search along shift, a lower end of its bracket is still taken: the
+    // search returns the lowest point it has seen.
+    if (!replaced && std::min(f_extrapolated, f_back) < *fx) {
+      const bool forward = f_extrapolated <= f_back;
+      x = along(x, forward ? 1.0 : -1.0, shift);
+      fx = forward ? f_extrapolated : f_back;
+    }
+  }
+  if (!fx) {  // no free direction: the start's cost is the result
+    fx = co_await cost_at(channel, x);
+  }
+  co_return Scored{x, *fx};
+}
+
+}  // namespace regpipe::flirt

@@ -1,0 +1,481 @@
+// optim.flirt through the host API on synthetic objectives: it finds a large rotation that a
+// local search from the identity misses, sends its independent searches in large batches,
+// follows FLIRT's schedule over the levels, never moves parameters outside the DOF, refuses
+// bad settings with specific messages and propagates cancellation.
+#include "support/test_support.hpp"
+
+#include <regpipe/host/components.hpp>
+#include <regpipe/host/error.hpp>
+#include <regpipe/host/host_services.hpp>
+#include <regpipe/host/pipeline.hpp>
+#include <regpipe/host/plugin_host.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Params = std::array<double, RP_PARAM_COUNT>;
+using Matrix3 = std::array<std::array<double, 3>, 3>;
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr double kDeg = kPi / 180.0;
+constexpr Params kIdentity = {0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0};
+constexpr double kRadiusMm = 60.0;  // the lever arm the host would measure on a head
+
+// R = Rz * Ry * Rx (abi.h).
+Matrix3 rotation(const Params& p) {
+  const double cx = std::cos(p[0]), sx = std::sin(p[0]), cy = std::cos(p[1]), sy = std::sin(p[1]),
+               cz = std::cos(p[2]), sz = std::sin(p[2]);
+  return {{{cz * cy, cz * sy * sx - sz * cx, cz * sy * cx + sz * sx},
+           {sz * cy, sz * sy * sx + cz * cx, sz * sy * cx - cz * sx},
+           {-sy, cy * sx, cy * cx}}};
+}
+
+// Rotation of `angle` about `axis` (Rodrigues).
+Matrix3 axis_angle(std::array<double, 3> axis, double angle) {
+  const double n = std::sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+  for (double& a : axis) a /= n;
+  const double c = std::cos(angle), s = std::sin(angle), t = 1.0 - c;
+  const auto [x, y, z] = axis;
+  return {{{t * x * x + c, t * x * y - s * z, t * x * z + s * y},
+           {t * x * y + s * z, t * y * y + c, t * y * z - s * x},
+           {t * x * z - s * y, t * y * z + s * x, t * z * z + c}}};
+}
+
+// The angle of the rotation between a and b, in degrees.
+double angle_between_deg(const Matrix3& a, const Matrix3& b) {
+  double trace = 0.0;  // trace(a^T b)
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) trace += a[i][j] * b[i][j];
+  return std::acos(std::clamp((trace - 1.0) / 2.0, -1.0, 1.0)) / kDeg;
+}
+
+// A cost with many local minima over rotations and its global minimum at a large one:
+// 70 degrees about the oblique axis (2, -1, 1) (Euler angles about 55.5, -37.1, 11.9
+// degrees, inside FLIRT's default search range), a 37 mm shift and a 5 % scale. Over the
+// angle theta to that rotation the cost is a smooth bowl theta^2 / (theta^2 + 40deg^2) with
+// ripples of period 20 degrees beyond 30 degrees: shells of local minima around the global
+// basin, as an image cost has around the true alignment. Translations, scales and skews add
+// a quadratic bowl centred on the target.
+struct RippledRotationCost {
+  Matrix3 target_rotation = axis_angle({2, -1, 1}, 70 * kDeg);
+  Params target = {0, 0, 0, 30, -20, 10, 1.05, 1.05, 1.05, 0, 0, 0};
+
+  double operator()(const Params& p) const {
+    const double theta = angle_between_deg(rotation(p), target_rotation);
+    const double bowl = theta * theta / (theta * theta + 40.0 * 40.0);
+    const double onset = std::clamp((theta - 20.0) / 10.0, 0.0, 1.0);  // no ripples below 20 deg
+    const double ripple = 0.1 * onset * 0.5 * (1.0 - std::cos(2.0 * kPi * theta / 20.0));
+    double rest = 0.0;
+    for (size_t i = 3; i < 6; ++i) rest += std::pow((p[i] - target[i]) / 20.0, 2);
+    for (size_t i = 6; i < 12; ++i) rest += std::pow((p[i] - target[i]) / 0.2, 2);
+    return bowl + ripple + rest;
+  }
+  double rotation_error_deg(const Params& p) const {
+    return angle_between_deg(rotation(p), target_rotation);
+  }
+};
+
+// An rp_objective with FLIRT's levels around a cost function. It records every batch with the
+// stage it belongs to, the levels selected and the stage names, and updates typical_step per
+// level as the host does (translations: the level's mm; the rest: mm over the radius).
+class StagedObjective {
+ public:
+  StagedObjective(uint32_t dof, std::function<double(const Params&)> cost,
+                  std::vector<double> levels_mm = {8, 4, 2, 1})
+      : cost_(std::move(cost)), levels_mm_(std::move(levels_mm)) {
+    objective_.size = sizeof(objective_);
+    objective_.ctx = this;
+    objective_.param_count = RP_PARAM_COUNT;
+    objective_.dof = dof;
+    objective_.typical_step = typical_step_.data();
+    objective_.level_count = static_cast<uint32_t>(levels_mm_.size());
+    objective_.levels_mm = levels_mm_.data();
+    objective_.evaluate = &StagedObjective::evaluate;
+    objective_.set_level = [](void* ctx, uint32_t level) -> rp_status {
+      static_cast<StagedObjective*>(ctx)->select(level);
+      return RP_OK;
+    };
+    objective_.last_error = [](void* ctx) -> const char* {
+      return static_cast<StagedObjective*>(ctx)->last_error_.c_str();
+    };
+    objective_.begin_stage = [](void* ctx, const char* name) {
+      static_cast<StagedObjective*>(ctx)->stages_.push_back(name);
+    };
+    select(0);
+    levels_.clear();
+  }
+
+  rp_objective& abi() { return objective_; }
+  void select(uint32_t level) {
+    levels_.push_back(level);
+    const double mm = levels_mm_[level];
+    for (size_t i = 0; i < RP_PARAM_COUNT; ++i)
+      typical_step_[i] = i >= 3 && i < 6 ? mm : mm / kRadiusMm;
+  }
+  const std::vector<uint32_t>& levels() const { return levels_; }
+  const std::vector<std::string>& stages() const { return stages_; }
+  // Batch sizes and points of the stage whose name starts with `prefix`.
+  std::vector<size_t> batches(const std::string& prefix) const {
+    return select_stage(prefix, batches_);
+  }
+  std::vector<Params> points(const std::string& prefix) const {
+    std::vector<Params> out;
+    for (const auto& [stage, p] : points_)
+      if (stage.rfind(prefix, 0) == 0) out.push_back(p);
+    return out;
+  }
+  const std::vector<std::pair<std::string, Params>>& all_points() const { return points_; }
+  size_t calls() const { return calls_; }
+  void cancel_from_call(size_t call) { cancel_from_call_ = call; }
+
+ private:
+  static rp_status evaluate(void* ctx, const double* params, size_t k, double* costs) {
+    auto* self = static_cast<StagedObjective*>(ctx);
+    if (self->calls_ >= self->cancel_from_call_) {
+      self->last_error_ = "cancelled by the test";
+      return RP_CANCELLED;
+    }
+    ++self->calls_;
+    const std::string stage = self->stages_.empty() ? "" : self->stages_.back();
+    self->batches_.emplace_back(stage, k);
+    for (size_t j = 0; j < k; ++j) {
+      Params p;
+      std::copy_n(params + j * RP_PARAM_COUNT, RP_PARAM_COUNT, p.begin());
+      self->points_.emplace_back(stage, p);
+      costs[j] = self->cost_(p);
+    }
+    return RP_OK;
+  }
+  std::vector<size_t> select_stage(const std::string& prefix,
+                                   const std::vector<std::pair<std::string, size_t>>& all) const {
+    std::vector<size_t> out;
+    for (const auto& [stage, k] : all)
+      if (stage.rfind(prefix, 0) == 0) out.push_back(k);
+    return out;
+  }
+
+  std::function<double(const Params&)> cost_;
+  std::vector<double> levels_mm_;
+  Params typical_step_{};
+  rp_objective objective_{};
+  std::string last_error_;
+  std::vector<uint32_t> levels_;
+  std::vector<std::string> stages_;
+  std::vector<std::pair<std::string, size_t>> batches_;
+  std::vector<std::pair<std::string, Params>> points_;
+  size_t calls_ = 0;
+  size_t cancel_from_call_ = SIZE_MAX;
+};
+
+const regpipe::PluginHost& plugins() {
+  static regpipe::PluginHost host({{regpipe::test::plugin_dir()}, false, false});
+  return host;
+}
+const regpipe::Component& flirt() { return plugins().require(RP_KIND_OPTIMIZER, "optim.flirt"); }
+
+// Runs optim.flirt (which drives the levels itself) from `x` (updated); returns the cost.
+double minimize_flirt(StagedObjective& objective, Params& x,
+                      const std::map<std::string, std::string>& params = {}) {
+  regpipe::HostServices services;
+  regpipe::OptimizerInstance optimizer(flirt(), services, regpipe::resolve_params(flirt(), params));
+  EXPECT_TRUE(optimizer.drives_levels());
+  double f = 0.0;
+  optimizer.minimize(objective.abi(), x.data(), &f);
+  return f;
+}
+
+// Runs optim.powell as the host does: each level in turn, coarsest first.
+double minimize_powell(StagedObjective& objective, Params& x) {
+  const regpipe::Component& powell = plugins().require(RP_KIND_OPTIMIZER, "optim.powell");
+  regpipe::HostServices services;
+  regpipe::OptimizerInstance optimizer(powell, services, regpipe::resolve_params(powell, {}));
+  double f = 0.0;
+  for (uint32_t level = 0; level < objective.abi().level_count; ++level) {
+    objective.select(level);
+    optimizer.minimize(objective.abi(), x.data(), &f);
+  }
+  return f;
+}
+
+double mean(const std::vector<size_t>& v) {
+  double sum = 0.0;
+  for (size_t k : v) sum += double(k);
+  return v.empty() ? 0.0 : sum / double(v.size());
+}
+
+bool is_free(uint32_t dof, size_t i) {
+  if (i < 3) return dof >= 6;
+  if (i < 6) return true;
+  if (i < 9) return dof >= 7;
+  return dof == 12;
+}
+
+// The status and message of the ComponentError that `body` must throw.
+template <class Body>
+std::pair<rp_status, std::string> component_error(Body&& body) {
+  try {
+    body();
+  } catch (const regpipe::ComponentError& e) {
+    return {e.status(), e.what()};
+  }
+  return {RP_OK, "no error"};
+}
+
+TEST(OptimFlirt, FindsALargeRotationThatPowellFromIdentityMisses) {
+  const RippledRotationCost cost;
+  StagedObjective flirt_objective(12, cost);
+  Params x = kIdentity;
+  const double f = minimize_flirt(flirt_objective, x);
+
+  StagedObjective powell_objective(12, cost);
+  Params y = kIdentity;
+  const double g = minimize_powell(powell_objective, y);
+
+  std::printf("start: %.1f degrees from the target rotation\n", cost.rotation_error_deg(kIdentity));
+  std::printf("optim.flirt:  %.3f degrees off, cost %.6f, %zu evaluations\n",
+              cost.rotation_error_deg(x), f, flirt_objective.all_points().size());
+  std::printf("optim.powell: %.3f degrees off, cost %.6f, %zu evaluations\n",
+              cost.rotation_error_deg(y), g, powell_objective.all_points().size());
+
+  EXPECT_LT(cost.rotation_error_deg(x), 0.5);
+  for (size_t i = 3; i < 6; ++i) EXPECT_NEAR(x[i], cost.target[i], 0.2) << "translation " << i;
+  for (size_t i = 6; i < 12; ++i) EXPECT_NEAR(x[i], cost.target[i], 0.005) << "parameter " << i;
+  EXPECT_EQ(f, cost(x)) << "the reported cost must be the cost of the returned point";
+  // The negative control: a local search from the identity stays in the ripples.
+  EXPECT_GT(cost.rotation_error_deg(y), 20.0);
+}
+
+TEST(OptimFlirt, NoSearchStartsFromTheInitialOrientationOnly) {
+  // nosearch (FLIRT -nosearch): one coarse search at the start's rotation, no fine grid, and
+  // the perturbations of that one candidate.
+  StagedObjective objective(12, RippledRotationCost{});
+  Params x = kIdentity;
+  x[2] = 0.3;
+  const Params start = x;
+  minimize_flirt(objective, x, {{"nosearch", "true"}});
+  EXPECT_EQ(std::vector<std::string>(objective.stages().begin(), objective.stages().begin() + 3),
+            (std::vector<std::string>{"8mm coarse search (1 start, 4dof)", "8mm 7dof (1 candidate)",
+                                      "4mm perturbations (11 starts, 7dof)"}));
+  for (const Params& p : objective.points("8mm coarse search"))
+    for (size_t i = 0; i < 3; ++i) ASSERT_EQ(p[i], start[i]) << "rotation " << i;
+}
+
+TEST(OptimFlirt, IndependentSearchesGoOutInLargeBatches) {
+  StagedObjective objective(12, RippledRotationCost{});
+  Params x = kIdentity;
+  minimize_flirt(objective, x);
+
+  // Default range -90..90 in 60 degree steps: 4 angles per axis, 64 starts advancing in
+  // lockstep. Searches end after different numbers of rounds, so late rounds are smaller;
+  // without lockstep every batch would hold 1 to 3 points.
+  const std::vector<size_t> coarse = objective.batches("8mm coarse search");
+  ASSERT_FALSE(coarse.empty());
+  std::printf("8mm coarse search: %zu calls, mean batch %.1f, first batch %zu\n", coarse.size(),
+              mean(coarse), coarse.front());
+  EXPECT_EQ(coarse.front(), 64u * 3u) << "each start's cost and first bracket in the first call";
+  EXPECT_GE(mean(coarse), 64.0 / 2.0);
+
+  // The fine grid: 11 angles per axis (18 degree steps), all in one call.
+  EXPECT_EQ(objective.batches("8mm fine grid"), std::vector<size_t>{11u * 11u * 11u});
+
+  // 3 candidates x (itself + 6 rotation + 4 scale perturbations) in lockstep.
+  const std::vector<size_t> perturbations = objective.batches("4mm perturbations");
+  std::printf("4mm perturbations: %zu calls, mean batch %.1f\n", perturbations.size(),
+              mean(perturbations));
+  EXPECT_EQ(perturbations.front(), 33u * 3u);
+  EXPECT_GE(mean(perturbations), 33.0 / 2.0);
+}
+
+TEST(OptimFlirt, AFullTurnSearchHasThePapersGridSizes) {
+  // Li & Kumar (2014, II.B) and Jenkinson et al. (2002): 6^3 = 216 coarse starts and
+  // 20^3 = 8000 fine rotations when the search covers the full turn.
+  StagedObjective objective(7, RippledRotationCost{});
+  Params x = kIdentity;
+  std::map<std::string, std::string> full_turn;
+  for (const char* axis : {"rx", "ry", "rz"}) {
+    full_turn[std::string("search") + axis + "_min_deg"] = "-180";
+    full_turn[std::string("search") + axis + "_max_deg"] = "180";
+  }
+  minimize_flirt(objective, x, full_turn);
+  std::set<std::array<double, 3>> rotations;
+  for (const Params& p : objective.points("8mm coarse search"))
+    rotations.insert({p[0], p[1], p[2]});
+  EXPECT_EQ(rotations.size(), 216u) << "the coarse searches keep their rotation fixed";
+  EXPECT_EQ(objective.batches("8mm fine grid"), std::vector<size_t>{8000u});
+}
+
+TEST(OptimFlirt, StagesFollowFlirtsScheduleOverTheLevels) {
+  StagedObjective objective(12, RippledRotationCost{});
+  Params x = kIdentity;
+  minimize_flirt(objective, x);
+  EXPECT_EQ(objective.levels(), (std::vector<uint32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(
+      objective.stages(),
+      (std::vector<std::string>{
+          "8mm coarse search (64 starts, 4dof)", "8mm fine grid (1331 rotations)",
+          "8mm 7dof (3 candidates)", "4mm perturbations (33 starts, 7dof)", "2mm 7dof (1 start)",
+          "2mm 9dof (1 start)", "2mm 12dof (1 start)", "1mm 12dof (1 start)"}));
+}
+
+TEST(OptimFlirt, WithThreeLevelsTheTwoMillimetreStageIsTheLast) {
+  StagedObjective objective(9, RippledRotationCost{}, {8, 4, 2});
+  Params x = kIdentity;
+  minimize_flirt(objective, x);
+  EXPECT_EQ(objective.levels(), (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(objective.stages().back(), "2mm 9dof (1 start)");
+}
+
+TEST(OptimFlirt, RigidSearchKeepsTheScaleAtOne) {
+  StagedObjective objective(6, RippledRotationCost{});
+  Params x = kIdentity;
+  minimize_flirt(objective, x);
+  EXPECT_EQ(objective.stages(),
+            (std::vector<std::string>{"8mm coarse search (64 starts, 3dof)",
+                                      "8mm fine grid (1331 rotations)", "8mm 6dof (3 candidates)",
+                                      "4mm perturbations (21 starts, 6dof)", "2mm 6dof (1 start)",
+                                      "1mm 6dof (1 start)"}));
+}
+
+class FlirtDof : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(FlirtDof, NeverMovesParametersOutsideTheDof) {
+  const uint32_t dof = GetParam();
+  StagedObjective objective(dof, RippledRotationCost{});
+  const Params start = {0, 0, 0, 1, 2, 3, 0.98, 0.98, 0.98, 0.01, -0.02, 0.03};
+  Params x = start;
+  minimize_flirt(objective, x);
+  ASSERT_FALSE(objective.all_points().empty());
+  for (const auto& [stage, p] : objective.all_points()) {
+    for (size_t i = 0; i < RP_PARAM_COUNT; ++i)
+      if (!is_free(dof, i)) ASSERT_EQ(p[i], start[i]) << "parameter " << i << " in " << stage;
+    if (dof == 7) {
+      ASSERT_EQ(p[6], p[7]) << stage;
+      ASSERT_EQ(p[7], p[8]) << stage;
+    }
+  }
+  for (size_t i = 0; i < RP_PARAM_COUNT; ++i)
+    if (!is_free(dof, i)) EXPECT_EQ(x[i], start[i]) << "parameter " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Dof, FlirtDof, ::testing::Values(6u, 7u, 9u),
+                         [](const auto& info) { return "Dof" + std::to_string(info.param); });
+
+TEST(OptimFlirtValidation, RefusesAnInvertedSearchRange) {
+  const auto [status, message] = component_error([] {
+    regpipe::HostServices services;
+    regpipe::OptimizerInstance optimizer(
+        flirt(), services,
+        regpipe::resolve_params(flirt(), {{"searchrx_min_deg", "50"}, {"searchrx_max_deg", "10"}}));
+  });
+  EXPECT_EQ(status, RP_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("searchrx_min_deg=50 is above searchrx_max_deg=10"), std::string::npos)
+      << message;
+}
+
+TEST(OptimFlirtValidation, RefusesAStepLargerThanTheRange) {
+  const auto [status, message] = component_error([] {
+    regpipe::HostServices services;
+    regpipe::OptimizerInstance optimizer(
+        flirt(), services, regpipe::resolve_params(flirt(), {{"coarsesearch_deg", "200"}}));
+  });
+  EXPECT_EQ(status, RP_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("coarsesearch_deg=200 is larger than the search range about x (-90..90, "
+                         "180 degrees)"),
+            std::string::npos)
+      << message;
+}
+
+TEST(OptimFlirtValidation, TheSchemaRefusesRangesBeyondAHalfTurnAndAZeroStep) {
+  // The pipeline checks values against the schema before any image is read.
+  EXPECT_THROW(
+      {
+        try {
+          regpipe::resolve_params(flirt(), {{"searchry_max_deg", "200"}});
+        } catch (const regpipe::UserError& e) {
+          EXPECT_STREQ(e.what(), "searchry_max_deg=200 is above the maximum 180");
+          throw;
+        }
+      },
+      regpipe::UserError);
+  EXPECT_THROW(
+      {
+        try {
+          regpipe::resolve_params(flirt(), {{"finesearch_deg", "0"}});
+        } catch (const regpipe::UserError& e) {
+          EXPECT_STREQ(e.what(), "finesearch_deg=0 is below the minimum 1");
+          throw;
+        }
+      },
+      regpipe::UserError);
+}
+
+TEST(OptimFlirtValidation, CreateRechecksTheSchemaRanges) {
+  // Values handed straight to create, past the host's validation.
+  auto params = regpipe::resolve_params(flirt(), {});
+  params["searchrz_min_deg"].double_value = -181.0;
+  const auto [status, message] = component_error([&] {
+    regpipe::HostServices services;
+    regpipe::OptimizerInstance optimizer(flirt(), services, params);
+  });
+  EXPECT_EQ(status, RP_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("searchrz_min_deg=-181 is outside [-180, 180]"), std::string::npos)
+      << message;
+}
+
+TEST(OptimFlirtValidation, RefusesDofThreeBeforeAnyEvaluation) {
+  StagedObjective objective(3, RippledRotationCost{});
+  Params x = kIdentity;
+  const auto [status, message] = component_error([&] { minimize_flirt(objective, x); });
+  EXPECT_EQ(status, RP_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("dof=3 is not supported by optim.flirt"), std::string::npos) << message;
+  EXPECT_EQ(objective.calls(), 0u);
+}
+
+TEST(OptimFlirt, PropagatesCancellationFromTheObjective) {
+  StagedObjective objective(12, RippledRotationCost{});
+  objective.cancel_from_call(5);
+  Params x = kIdentity;
+  const Params start = x;
+  const auto [status, message] = component_error([&] { minimize_flirt(objective, x); });
+  EXPECT_EQ(status, RP_CANCELLED);
+  EXPECT_NE(message.find("cancelled by the test"), std::string::npos) << message;
+  EXPECT_EQ(objective.calls(), 5u) << "no evaluation after the cancellation";
+  EXPECT_EQ(x, start) << "x is left untouched on failure";
+}
+
+TEST(OptimFlirt, ExamplePipelineMirrorsFlirtsDefaults) {
+  // examples/flirt_cr.yaml is `flirt -dof 12 -cost corratio`: the search parameters it writes
+  // out must be the plugin's own defaults.
+  REGPIPE_REQUIRE_DATA(t1, "chris_t1.nii.gz");
+  REGPIPE_REQUIRE_DATA(pd, "chris_PD.nii.gz");
+  const regpipe::Pipeline p = regpipe::load_pipeline(
+      regpipe::test::source_dir() / "examples" / "flirt_cr.yaml",
+      {{"inputs.reference", t1.string()}, {"inputs.moving", pd.string()}}, plugins());
+  EXPECT_EQ(p.registration.dof, 12u);
+  EXPECT_EQ(p.registration.levels_mm, (std::vector<double>{8, 4, 2, 1}));
+  EXPECT_EQ(p.registration.cost.plugins, (std::vector<std::string>{"cuda.cr", "cpu.cr"}));
+  EXPECT_EQ(p.registration.cost.params.at("bins").value, "256");
+  EXPECT_EQ(p.registration.optimizer.plugins, std::vector<std::string>{"optim.flirt"});
+  EXPECT_EQ(p.registration.optimizer.params.size(), 9u);
+  for (const auto& [name, text] : p.registration.optimizer.params) {
+    const regpipe::ParamSchema* schema = flirt().find_param(name);
+    ASSERT_NE(schema, nullptr) << name;
+    const regpipe::ParamValue given = regpipe::parse_param(*schema, text.value);
+    const regpipe::ParamValue fallback = regpipe::parse_param(*schema, schema->default_value);
+    EXPECT_EQ(given.double_value, fallback.double_value) << name;
+    EXPECT_EQ(given.int_value, fallback.int_value) << name;
+  }
+}
+
+}  // namespace
