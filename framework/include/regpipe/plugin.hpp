@@ -21,6 +21,7 @@
 #include <regpipe/abi.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -246,6 +247,27 @@ constexpr rp_resampler_vtable resampler_vtable() {
 // Throws the objective's failure as an rp::Error (so optimizers can write straight-line code).
 inline void check(const rp_objective& obj, rp_status s) {
   if (s != RP_OK) throw Error(s, obj.last_error(obj.ctx));
+}
+
+// The checks every optimizer makes of the host's objective before searching: an ABI 1.0
+// struct, abi.h's 12-parameter layout, a typical step, and a finite start point.
+// `optimizer_id` names the component in the messages.
+inline void check_objective(const rp_objective& obj, const double* x, const char* optimizer_id) {
+  if (!RP_HAS_MEMBER(&obj, rp_objective, last_error))
+    throw Error(RP_INVALID_ARGUMENT, "objective size=" + std::to_string(obj.size) +
+                                         " is too small for an ABI 1.0 rp_objective");
+  if (obj.param_count != RP_PARAM_COUNT)
+    throw Error(RP_INVALID_ARGUMENT, "objective param_count=" + std::to_string(obj.param_count) +
+                                         "; " + optimizer_id + " works on abi.h's " +
+                                         std::to_string(RP_PARAM_COUNT) + "-parameter affine");
+  if (obj.typical_step == nullptr) throw Error(RP_INVALID_ARGUMENT, "objective typical_step is NULL");
+  for (size_t i = 0; i < RP_PARAM_COUNT; ++i)
+    if (!std::isfinite(x[i])) {
+      char value[64];
+      std::snprintf(value, sizeof value, "%g", x[i]);
+      throw Error(RP_INVALID_ARGUMENT,
+                  "start point x[" + std::to_string(i) + "]=" + value + " is not finite");
+    }
 }
 
 // The free directions of a DOF setting in the 12-parameter space (abi.h's layout).

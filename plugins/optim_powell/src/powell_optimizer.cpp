@@ -49,23 +49,6 @@ std::vector<Point> initial_directions(const rp_objective& objective) {
   return directions;
 }
 
-void check_objective(const rp_objective& objective, const double* x) {
-  if (!RP_HAS_MEMBER(&objective, rp_objective, last_error))
-    throw rp::Error(RP_INVALID_ARGUMENT, "objective size=" + std::to_string(objective.size) +
-                                             " is too small for an ABI 1.0 rp_objective");
-  if (objective.param_count != RP_PARAM_COUNT)
-    throw rp::Error(RP_INVALID_ARGUMENT,
-                    "objective param_count=" + std::to_string(objective.param_count) +
-                        "; optim.powell works on abi.h's " + std::to_string(RP_PARAM_COUNT) +
-                        "-parameter affine");
-  if (objective.typical_step == nullptr)
-    throw rp::Error(RP_INVALID_ARGUMENT, "objective typical_step is NULL");
-  for (size_t i = 0; i < RP_PARAM_COUNT; ++i)
-    if (!std::isfinite(x[i]))
-      throw rp::Error(RP_INVALID_ARGUMENT, "start point x[" + std::to_string(i) +
-                                               "]=" + format(x[i]) + " is not finite");
-}
-
 }  // namespace
 
 PowellOptimizer::PowellOptimizer(const rp_host* host, const rp::Params& params) : host_(host) {
@@ -84,7 +67,7 @@ PowellOptimizer::PowellOptimizer(const rp_host* host, const rp::Params& params) 
 }
 
 void PowellOptimizer::minimize(const rp_objective& objective, double* x_inout, double* f_out) {
-  check_objective(objective, x_inout);
+  rp::check_objective(objective, x_inout, "optim.powell");
   const std::vector<Point> directions = initial_directions(objective);
 
   PowellSettings settings;
