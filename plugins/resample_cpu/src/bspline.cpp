@@ -1,6 +1,6 @@
 #include "bspline.hpp"
 
-#include "mirror.hpp"
+#include <regpipe_common/resample_sampling.hpp>
 
 #include <cfloat>
 #include <cmath>
@@ -86,12 +86,12 @@ float bspline_sample(const double* coefficients, const Dims& dims, double x, dou
   const long x0 = cubic_weights(x, wx) - 1, y0 = cubic_weights(y, wy) - 1,
              z0 = cubic_weights(z, wz) - 1;
   long ix[4];
-  for (int a = 0; a < 4; ++a) ix[a] = mirror(x0 + a, nx);
+  for (int a = 0; a < 4; ++a) ix[a] = regpipe_common::mirror(x0 + a, nx);
   double sum = 0.0;
   for (int c = 0; c < 4; ++c) {
-    const long plane = mirror(z0 + c, nz) * ny;
+    const long plane = regpipe_common::mirror(z0 + c, nz) * ny;
     for (int b = 0; b < 4; ++b) {
-      const double* row = coefficients + (plane + mirror(y0 + b, ny)) * nx;
+      const double* row = coefficients + (plane + regpipe_common::mirror(y0 + b, ny)) * nx;
       const double s =
           wx[0] * row[ix[0]] + wx[1] * row[ix[1]] + wx[2] * row[ix[2]] + wx[3] * row[ix[3]];
       sum += wz[c] * wy[b] * s;

@@ -3,10 +3,10 @@
 #include "bspline.hpp"
 #include "gaussian_prefilter.hpp"
 #include "parallel_for.hpp"
-#include "request_checks.hpp"
 #include "resample_params.hpp"
-#include "windowed_sinc.hpp"
 
+#include <regpipe_common/resample_request.hpp>
+#include <regpipe_common/resample_sampling.hpp>
 #include <regpipe_common/voxel_map.hpp>
 
 #include <array>
@@ -19,18 +19,6 @@ namespace {
 
 using regpipe_common::Grid;
 
-// Positions computed through two matrix inversions land a few ulps off the grid, so an
-// identity resampling would lose its border planes to a coordinate of -1e-17. Positions this
-// close to the sampling domain are moved onto it.
-constexpr double kEdgeSnap = 1e-6;  // voxels
-
-double snap_to_domain(double v, int n) {
-  const double last = n - 1;
-  if (v < 0.0 && v > -kEdgeSnap) return 0.0;
-  if (v > last && v < last + kEdgeSnap) return last;
-  return v;
-}
-
 // Fills the output grid: background outside regpipe_common::inside() (the domain the costs
 // sample), sample(x, y, z) at input voxel positions inside it.
 template <class Sample>
@@ -42,20 +30,14 @@ void fill_output(const rp_resample_request& r, const regpipe_common::VoxelMap& m
     for (size_t j = 0; j < ny; ++j) {
       float* out = r.out_data + nx * (j + ny * k);
       for (size_t i = 0; i < nx; ++i) {
-        const double x = snap_to_domain(m[0] * i + m[1] * j + m[2] * k + m[3], in.nx);
-        const double y = snap_to_domain(m[4] * i + m[5] * j + m[6] * k + m[7], in.ny);
-        const double z = snap_to_domain(m[8] * i + m[9] * j + m[10] * k + m[11], in.nz);
+        const double x = regpipe_common::snap_to_domain(m[0] * i + m[1] * j + m[2] * k + m[3], in.nx);
+        const double y = regpipe_common::snap_to_domain(m[4] * i + m[5] * j + m[6] * k + m[7], in.ny);
+        const double z = regpipe_common::snap_to_domain(m[8] * i + m[9] * j + m[10] * k + m[11], in.nz);
         out[i] = regpipe_common::inside(in, float(x), float(y), float(z)) ? sample(x, y, z)
                                                                           : r.background;
       }
     }
   });
-}
-
-// Voxel size along each axis: the column norms of the linear part.
-double spacing(const double v2w[16], int axis) {
-  return std::sqrt(v2w[axis] * v2w[axis] + v2w[4 + axis] * v2w[4 + axis] +
-                   v2w[8 + axis] * v2w[8 + axis]);
 }
 
 }  // namespace
@@ -77,7 +59,8 @@ bool CpuResampler::cancel_requested() const {
 }
 
 void CpuResampler::resample(const rp_resample_request& r) {
-  check_request(r);
+  regpipe_common::check_resample_request(
+      r, "resample.cpu", {RP_INTERP_NEAREST, RP_INTERP_TRILINEAR, RP_INTERP_SINC, RP_INTERP_BSPLINE});
   const rp_image& in = *r.input;
   const Dims dims{in.dims[0], in.dims[1], in.dims[2]};
   const Grid grid{int(dims[0]), int(dims[1]), int(dims[2])};
@@ -87,7 +70,7 @@ void CpuResampler::resample(const rp_resample_request& r) {
   std::vector<float> smoothed;
   std::array<double, 3> sigma_voxels{};
   for (int a = 0; a < 3; ++a)
-    sigma_voxels[a] = r.prefilter_sigma_mm[a] / spacing(in.voxel_to_world, a);
+    sigma_voxels[a] = r.prefilter_sigma_mm[a] / regpipe_common::axis_spacing(in.voxel_to_world, a);
   if (sigma_voxels[0] > 0.0 || sigma_voxels[1] > 0.0 || sigma_voxels[2] > 0.0) {
     smoothed.assign(in.data, in.data + size_t(dims[0]) * dims[1] * dims[2]);
     gaussian_smooth(smoothed.data(), dims, sigma_voxels, threads_, cancelled);
@@ -113,7 +96,7 @@ void CpuResampler::resample(const rp_resample_request& r) {
       break;
     case RP_INTERP_SINC:
       fill_output(r, map, grid, threads_, cancelled, [&](double x, double y, double z) {
-        return sinc_sample(source, dims, sinc_radius_, x, y, z);
+        return regpipe_common::sinc_sample(source, grid, sinc_radius_, x, y, z);
       });
       break;
     case RP_INTERP_BSPLINE: {

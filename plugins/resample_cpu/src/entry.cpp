@@ -1,7 +1,7 @@
 // resample.cpu: descriptors and the plugin entry point.
 #include "cpu_resampler.hpp"
 #include "resample_params.hpp"
-#include "windowed_sinc.hpp"
+#include <regpipe_common/resample_sampling.hpp>
 
 #include <regpipe/abi.h>
 #include <regpipe/plugin.hpp>
@@ -11,7 +11,7 @@ namespace regpipe::resample {
 const rp_param_desc kResampleParams[kResampleParamCount] = {
     {sizeof(rp_param_desc), "threads", RP_PARAM_INT, "0", 0, 256, nullptr, "",
      "worker threads over output slices; 0 = one per hardware thread"},
-    {sizeof(rp_param_desc), "sinc_radius", RP_PARAM_INT, "4", 1, kMaxSincRadius, nullptr, "voxels",
+    {sizeof(rp_param_desc), "sinc_radius", RP_PARAM_INT, "4", 1, regpipe_common::kMaxSincRadius, nullptr, "voxels",
      "half-width of the Hann-windowed sinc kernel"},
 };
 
