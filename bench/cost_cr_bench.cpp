@@ -15,11 +15,9 @@
 #include <regpipe/host/pyramid.hpp>
 #include <regpipe/host/transform.hpp>
 
-#include <CLI/CLI.hpp>
+#include "bench_support.hpp"
 
-#if defined(REGPIPE_BENCH_WITH_CUDA)
-#include <cuda_runtime.h>
-#endif
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -90,18 +88,6 @@ std::vector<double> random_matrices(const Image& reference, size_t k) {
   return out;
 }
 
-std::string device_name() {
-#if defined(REGPIPE_BENCH_WITH_CUDA)
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) return "none";
-  cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return "unknown";
-  return std::string(prop.name) + " (" + std::to_string(prop.multiProcessorCount) + " SMs)";
-#else
-  return "none (built without CUDA)";
-#endif
-}
-
 struct Bench {
   PluginHost host{PluginSearchOptions{}};
   HostServices services;
@@ -126,8 +112,7 @@ struct Bench {
       samples.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
                         double(k));
     }
-    std::nth_element(samples.begin(), samples.begin() + long(samples.size() / 2), samples.end());
-    return samples[samples.size() / 2];
+    return bench::median(samples);
   }
 
   // One measurement, also written to the CSV. scheme "" is cpu.cr.
@@ -191,7 +176,7 @@ int main(int argc, char** argv) {
   b.matrices = random_matrices(b.levels.back().image, 256);
   const size_t finest = b.levels.size() - 1;
 
-  std::printf("device: %s\n", device_name().c_str());
+  std::printf("device: %s\n", bench::device_name().c_str());
   std::printf("volume: chris_t1 self-pair on Li & Kumar's grids; median of %d calls after a warm-up\n",
               b.repetitions);
   bool gpu = true;

@@ -1,0 +1,147 @@
+// Whole registrations, timed the way a user waits for them: from images in host memory to
+// the final matrix (issue 5). For each pipeline: the images are read once, then the
+// registration runs --repeats times; the first run (CUDA context, plugin set-up) is reported
+// apart from the median of the others. Per stage: the median seconds and the evaluations.
+// The transforms of every pipeline are compared with the first pipeline's (mean displacement
+// over the reference head), so "GPU vs CPU: same result" is part of the table.
+//
+//   regpipe_bench_registration PIPELINE.yaml [PIPELINE.yaml ...] [--set key=value ...]
+//                              [--repeats N] [--out DIR]
+//
+// --set applies to every pipeline (e.g. registration.cost.plugin=cpu.cr); Markdown tables on
+// stdout, every number in <out>/registration.csv.
+#include "bench_support.hpp"
+
+#include <regpipe/host/driver.hpp>
+#include <regpipe/host/error.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+
+using namespace regpipe;
+namespace fs = std::filesystem;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+struct Measured {
+  std::string pipeline, cost, optimizer, resampler;
+  double first_total = 0.0, total = 0.0, pyramid = 0.0, search = 0.0;
+  std::vector<StageRecord> stages;  // seconds: medians over the repeats
+  long long evaluations = 0;
+  Eigen::Matrix4d ref_to_mov = Eigen::Matrix4d::Identity();
+  double displacement_to_first = 0.0;
+};
+
+Measured measure(const fs::path& file, const std::vector<Override>& overrides, int repeats,
+                 const PluginHost& plugins, HostServices& services, const RegistrationImages& images) {
+  const Pipeline p = load_pipeline(file, overrides, plugins);
+  Measured m;
+  m.pipeline = file.filename().string();
+  std::vector<double> totals, pyramids, searches;
+  std::vector<std::vector<double>> stage_seconds;
+  for (int r = 0; r <= repeats; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    const RegistrationResult result = register_images(p, images, plugins, services);
+    const double total = seconds_since(start);
+    if (r == 0) {
+      m.first_total = total;
+      m.stages = result.stages;
+      m.evaluations = result.evaluations;
+      m.ref_to_mov = result.ref_to_mov;
+      for (const auto& c : result.components) {
+        std::string& slot = c.role == "cost" ? m.cost : (c.role == "optimizer" ? m.optimizer : m.resampler);
+        slot = c.id;
+      }
+      stage_seconds.resize(result.stages.size());
+      continue;
+    }
+    if (!result.ref_to_mov.isApprox(m.ref_to_mov, 1e-12))
+      std::fprintf(stderr, "warning: %s: repeat %d gave another transform\n", m.pipeline.c_str(), r);
+    totals.push_back(total);
+    pyramids.push_back(result.seconds_pyramid);
+    searches.push_back(result.seconds_search);
+    for (size_t s = 0; s < result.stages.size() && s < stage_seconds.size(); ++s)
+      stage_seconds[s].push_back(result.stages[s].seconds);
+  }
+  m.total = bench::median(totals);
+  m.pyramid = bench::median(pyramids);
+  m.search = bench::median(searches);
+  for (size_t s = 0; s < m.stages.size(); ++s) m.stages[s].seconds = bench::median(stage_seconds[s]);
+  return m;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Times whole registrations (median of repeats after a first run) and compares their transforms"};
+  std::vector<std::string> files, sets;
+  int repeats = 5;
+  std::string out_dir = ".";
+  app.add_option("pipelines", files, "pipeline YAML files; the first is the reference for the displacement column")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("--set", sets, "key=value override applied to every pipeline");
+  app.add_option("--repeats", repeats, "timed runs after the first")->check(CLI::Range(1, 1000));
+  app.add_option("--out", out_dir, "folder for registration.csv")->check(CLI::ExistingDirectory);
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    PluginHost plugins{PluginSearchOptions{}};
+    HostServices services;
+    std::vector<Override> overrides;
+    for (const auto& s : sets) overrides.push_back(parse_override(s));
+
+    // Every pipeline of one run registers the same pair: read it once, from the first.
+    const Pipeline first = load_pipeline(files.front(), overrides, plugins);
+    auto start = std::chrono::steady_clock::now();
+    const RegistrationImages images = load_images(first.inputs);
+    const double loading = seconds_since(start);
+    const float head = foreground_threshold(images.reference);
+
+    std::vector<Measured> rows;
+    for (const auto& f : files) {
+      rows.push_back(measure(f, overrides, repeats, plugins, services, images));
+      rows.back().displacement_to_first =
+          mean_displacement_mm(rows.back().ref_to_mov, rows.front().ref_to_mov, images.reference, head);
+    }
+
+    std::printf("device: %s\n", bench::device_name().c_str());
+    std::printf("pair: %s <- %s (%ux%ux%u), read in %.3f s (not counted); median of %d runs after a first\n\n",
+                first.inputs.reference.path.filename().c_str(), first.inputs.moving.front().path.filename().c_str(),
+                images.reference.dims[0], images.reference.dims[1], images.reference.dims[2], loading, repeats);
+    std::printf("| pipeline | cost | optimizer | resampler | first run s | median s | pyramid s | search s | evaluations | mm from first |\n");
+    std::printf("|---|---|---|---|---:|---:|---:|---:|---:|---:|\n");
+    for (const auto& r : rows)
+      std::printf("| %s | %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %lld | %.3f |\n", r.pipeline.c_str(), r.cost.c_str(),
+                  r.optimizer.c_str(), r.resampler.c_str(), r.first_total, r.total, r.pyramid, r.search, r.evaluations,
+                  r.displacement_to_first);
+    std::ofstream csv(fs::path(out_dir) / "registration.csv");
+    csv << "pipeline,cost,optimizer,resampler,stage,level_mm,evaluations,batches,seconds\n";
+    for (const auto& r : rows) {
+      std::printf("\n%s (%s): per stage, median seconds\n\n| stage | level mm | evaluations | calls | seconds |\n"
+                  "|---|---:|---:|---:|---:|\n",
+                  r.pipeline.c_str(), r.cost.c_str());
+      for (const auto& s : r.stages) {
+        std::printf("| %s | %g | %lld | %lld | %.4f |\n", s.name.c_str(), s.level_mm, s.evaluations, s.batches,
+                    s.seconds);
+        csv << r.pipeline << ',' << r.cost << ',' << r.optimizer << ',' << r.resampler << ",\"" << s.name << "\","
+            << s.level_mm << ',' << s.evaluations << ',' << s.batches << ',' << s.seconds << '\n';
+      }
+      csv << r.pipeline << ',' << r.cost << ',' << r.optimizer << ',' << r.resampler << ",pyramid,0,0,0," << r.pyramid
+          << '\n'
+          << r.pipeline << ',' << r.cost << ',' << r.optimizer << ',' << r.resampler << ",total,0,0,0," << r.total
+          << '\n';
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
