@@ -1,8 +1,5 @@
-// Cubic B-spline interpolation (Unser, "Splines: a perfect fit for signal and image
-// processing", IEEE Signal Processing Magazine 16(6), 1999; Thevenaz, Blu & Unser,
-// "Interpolation revisited", IEEE TMI 19(7), 2000, section IV). The samples are first turned
-// into B-spline coefficients by the recursive filter with pole sqrt(3) - 2 (causal then
-// anti-causal pass per axis, mirror boundaries), so the spline passes through every sample.
+// The cubic B-spline coefficients of an image on the CPU, threaded over lines; the filter and
+// the sampling are regpipe_common/bspline.hpp's, shared with resample.cuda.
 #pragma once
 
 #include "image_lines.hpp"
@@ -12,12 +9,9 @@
 
 namespace regpipe::resample {
 
-// The interpolation coefficients of `data`. Double, like ITK's BSplineInterpolateImageFunction:
-// the filter's gain (6 per axis) would cost float precision.
+// The interpolation coefficients of `data` (double: the filter's gain of 6 per axis would
+// cost float precision).
 std::vector<double> bspline_coefficients(const float* data, const Dims& dims, unsigned threads,
                                          const std::function<bool()>& cancelled);
-
-// The spline at voxel position (x, y, z) (any real position; neighbours beyond the edges mirror).
-float bspline_sample(const double* coefficients, const Dims& dims, double x, double y, double z);
 
 }  // namespace regpipe::resample

@@ -5,6 +5,7 @@
 #include "parallel_for.hpp"
 #include "resample_params.hpp"
 
+#include <regpipe_common/bspline.hpp>
 #include <regpipe_common/resample_request.hpp>
 #include <regpipe_common/resample_sampling.hpp>
 #include <regpipe_common/voxel_map.hpp>
@@ -103,7 +104,7 @@ void CpuResampler::resample(const rp_resample_request& r) {
       const std::vector<double> coefficients =
           bspline_coefficients(source, dims, threads_, cancelled);
       fill_output(r, map, grid, threads_, cancelled, [&](double x, double y, double z) {
-        return bspline_sample(coefficients.data(), dims, x, y, z);
+        return regpipe_common::bspline_sample(coefficients.data(), grid, x, y, z);
       });
       break;
     }
