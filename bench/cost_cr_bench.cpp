@@ -41,36 +41,6 @@ struct Level {
   Image image;
 };
 
-// The image resampled onto a grid of `dims` voxels spanning its voxel centres, with the
-// pyramid's anti-aliasing where the grid is coarser than the image.
-Image resample_onto(const Image& image, const std::array<uint32_t, 3>& dims, ResamplerInstance& resampler) {
-  const Eigen::Vector3d spacing = image.spacing();
-  Image out;
-  out.dims = dims;
-  out.voxel_to_world = image.voxel_to_world;
-  std::array<double, 3> sigma{};
-  for (int a = 0; a < 3; ++a) {
-    const double extent = spacing[a] * double(image.dims[a] - 1);
-    const double step = dims[a] > 1 ? extent / double(dims[a] - 1) : spacing[a];
-    out.voxel_to_world.col(a).head<3>() *= step / spacing[a];
-    sigma[a] = std::sqrt(std::max(0.0, step * step - spacing[a] * spacing[a])) / 2.3548200450309493;
-  }
-  out.data.assign(out.voxel_count(), 0.0f);
-  const rp_image input = image.view();
-  rp_resample_request req{};
-  req.size = sizeof(req);
-  req.input = &input;
-  for (int a = 0; a < 3; ++a) {
-    req.out_dims[a] = dims[a];
-    req.prefilter_sigma_mm[a] = sigma[a];
-  }
-  for (int i = 0; i < 16; ++i) req.out_voxel_to_world[i] = out.voxel_to_world(i / 4, i % 4);
-  req.out_data = out.data.data();
-  req.interpolation = RP_INTERP_TRILINEAR;
-  resampler.resample(req);
-  return out;
-}
-
 std::vector<double> random_matrices(const Image& reference, size_t k) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -171,7 +141,7 @@ int main(int argc, char** argv) {
     const std::array<uint32_t, 3> dims{256 / factor, 256 / factor, 160 / factor};
     const std::string name = std::to_string(factor) + " mm (" + std::to_string(dims[0]) + "x" +
                              std::to_string(dims[1]) + "x" + std::to_string(dims[2]) + ")";
-    b.levels.push_back({double(factor), name, resample_onto(t1, dims, resampler)});
+    b.levels.push_back({double(factor), name, bench::resample_onto(t1, dims, resampler)});
   }
   b.matrices = random_matrices(b.levels.back().image, 256);
   const size_t finest = b.levels.size() - 1;

@@ -6,8 +6,10 @@
 // over the reference head), so "GPU vs CPU: same result" is part of the table.
 //
 //   regpipe_bench_registration PIPELINE.yaml [PIPELINE.yaml ...] [--set key=value ...]
-//                              [--repeats N] [--out DIR]
+//                              [--repeats N] [--grid NXxNYxNZ] [--out DIR]
 //
+// --grid resamples both images over their own extent onto that many voxels first (e.g.
+// 256x256x160, the papers' volume size), so the size of the problem is the papers'.
 // --set applies to every pipeline (e.g. registration.cost.plugin=cpu.cr); Markdown tables on
 // stdout, every number in <out>/registration.csv.
 #include "bench_support.hpp"
@@ -89,6 +91,8 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--set", sets, "key=value override applied to every pipeline");
   app.add_option("--repeats", repeats, "timed runs after the first")->check(CLI::Range(1, 1000));
+  std::string grid;
+  app.add_option("--grid", grid, "resample both images onto NXxNYxNZ voxels over their extent first");
   app.add_option("--out", out_dir, "folder for registration.csv")->check(CLI::ExistingDirectory);
   CLI11_PARSE(app, argc, argv);
 
@@ -101,7 +105,18 @@ int main(int argc, char** argv) {
     // Every pipeline of one run registers the same pair: read it once, from the first.
     const Pipeline first = load_pipeline(files.front(), overrides, plugins);
     auto start = std::chrono::steady_clock::now();
-    const RegistrationImages images = load_images(first.inputs);
+    RegistrationImages images = load_images(first.inputs);
+    if (!grid.empty()) {
+      std::array<uint32_t, 3> dims{};
+      if (std::sscanf(grid.c_str(), "%ux%ux%u", &dims[0], &dims[1], &dims[2]) != 3 || dims[0] * dims[1] * dims[2] == 0)
+        throw std::runtime_error("--grid " + grid + ": expected NXxNYxNZ, e.g. 256x256x160");
+      if (images.reference_weight || images.moving_weight)
+        throw std::runtime_error("--grid does not resample weighting images: drop them from the pipeline");
+      const Component& c = plugins.require(RP_KIND_RESAMPLER, "resample.cpu");
+      ResamplerInstance resampler(c, services, resolve_params(c, {}));
+      images.reference = bench::resample_onto(images.reference, dims, resampler);
+      images.moving = bench::resample_onto(images.moving, dims, resampler);
+    }
     const double loading = seconds_since(start);
     const float head = foreground_threshold(images.reference);
 
