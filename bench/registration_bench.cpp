@@ -6,12 +6,14 @@
 // over the reference head), so "GPU vs CPU: same result" is part of the table.
 //
 //   regpipe_bench_registration PIPELINE.yaml [PIPELINE.yaml ...] [--set key=value ...]
+//                              [--variant 'label: key=value; ...' ...]
 //                              [--repeats N] [--grid NXxNYxNZ] [--out DIR]
 //
 // --grid resamples both images over their own extent onto that many voxels first (e.g.
 // 256x256x160, the papers' volume size), so the size of the problem is the papers'.
-// --set applies to every pipeline (e.g. registration.cost.plugin=cpu.cr); Markdown tables on
-// stdout, every number in <out>/registration.csv.
+// --set applies to every pipeline; --variant adds a row: the first pipeline with more
+// overrides (e.g. 'cpu: registration.cost.plugin=cpu.cr; registration.resampler.plugin=resample.cpu').
+// Markdown tables on stdout, every number in <out>/registration.csv.
 #include "bench_support.hpp"
 
 #include <regpipe/host/driver.hpp>
@@ -41,11 +43,37 @@ struct Measured {
   double displacement_to_first = 0.0;
 };
 
-Measured measure(const fs::path& file, const std::vector<Override>& overrides, int repeats,
-                 const PluginHost& plugins, HostServices& services, const RegistrationImages& images) {
-  const Pipeline p = load_pipeline(file, overrides, plugins);
+// A row of the table: a pipeline file, or the first one with a variant's overrides on top.
+struct Run {
+  std::string label;
+  fs::path file;
+  std::vector<Override> overrides;
+};
+
+// "label: key=value; key=value" -> the first pipeline with these overrides.
+Run parse_variant(const std::string& text, const fs::path& first, const std::vector<Override>& common) {
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos || colon == 0)
+    throw std::runtime_error("--variant '" + text + "': expected 'label: key=value; key=value'");
+  Run run{text.substr(0, colon), first, common};
+  std::string rest = text.substr(colon + 1);
+  size_t start = 0;
+  while (start <= rest.size()) {
+    const size_t end = std::min(rest.find(';', start), rest.size());
+    std::string item = rest.substr(start, end - start);
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    if (!item.empty()) run.overrides.push_back(parse_override(item));
+    start = end + 1;
+  }
+  return run;
+}
+
+Measured measure(const Run& run, int repeats, const PluginHost& plugins, HostServices& services,
+                 const RegistrationImages& images) {
+  const Pipeline p = load_pipeline(run.file, run.overrides, plugins);
   Measured m;
-  m.pipeline = file.filename().string();
+  m.pipeline = run.label;
   std::vector<double> totals, pyramids, searches;
   std::vector<std::vector<double>> stage_seconds;
   for (int r = 0; r <= repeats; ++r) {
@@ -83,13 +111,15 @@ Measured measure(const fs::path& file, const std::vector<Override>& overrides, i
 
 int main(int argc, char** argv) {
   CLI::App app{"Times whole registrations (median of repeats after a first run) and compares their transforms"};
-  std::vector<std::string> files, sets;
+  std::vector<std::string> files, sets, variants;
   int repeats = 5;
   std::string out_dir = ".";
   app.add_option("pipelines", files, "pipeline YAML files; the first is the reference for the displacement column")
       ->required()
       ->check(CLI::ExistingFile);
   app.add_option("--set", sets, "key=value override applied to every pipeline");
+  app.add_option("--variant", variants,
+                 "'label: key=value; key=value': the first pipeline again with these overrides (e.g. the CPU backends)");
   app.add_option("--repeats", repeats, "timed runs after the first")->check(CLI::Range(1, 1000));
   std::string grid;
   app.add_option("--grid", grid, "resample both images onto NXxNYxNZ voxels over their extent first");
@@ -121,8 +151,11 @@ int main(int argc, char** argv) {
     const float head = foreground_threshold(images.reference);
 
     std::vector<Measured> rows;
-    for (const auto& f : files) {
-      rows.push_back(measure(f, overrides, repeats, plugins, services, images));
+    std::vector<Run> runs;
+    for (const auto& f : files) runs.push_back({fs::path(f).filename().string(), f, overrides});
+    for (const auto& v : variants) runs.push_back(parse_variant(v, files.front(), overrides));
+    for (const auto& run : runs) {
+      rows.push_back(measure(run, repeats, plugins, services, images));
       rows.back().displacement_to_first =
           mean_displacement_mm(rows.back().ref_to_mov, rows.front().ref_to_mov, images.reference, head);
     }
