@@ -2,6 +2,8 @@
 // function that runs it (exit status).
 #pragma once
 
+#include <regpipe/host/plugin_host.hpp>
+
 #include <CLI/CLI.hpp>
 
 #include <functional>
@@ -19,10 +21,14 @@ struct CommonOptions {
 
 using Command = std::function<int()>;
 
+// The plugin search path from the common options.
+PluginSearchOptions search_options(const CommonOptions& c);
+
 Command add_run(CLI::App& app, CommonOptions& common);
 Command add_validate(CLI::App& app, CommonOptions& common);
 Command add_plugins(CLI::App& app, CommonOptions& common);
 Command add_phantom(CLI::App& app);
+Command add_compare(CLI::App& app, CommonOptions& common);
 
 // Exit statuses.
 constexpr int kExitOk = 0;

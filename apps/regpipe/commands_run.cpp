@@ -24,12 +24,6 @@ void add_pipeline_options(CLI::App& app, PipelineOptions& o, CommonOptions& comm
       ->type_name("DIR");
 }
 
-PluginSearchOptions search_options(const CommonOptions& c) {
-  PluginSearchOptions o;
-  for (const auto& p : c.plugin_paths) o.plugin_paths.emplace_back(p);
-  return o;
-}
-
 std::vector<Override> overrides(const PipelineOptions& o) {
   std::vector<Override> out;
   for (const auto& s : o.sets) out.push_back(parse_override(s));
@@ -37,6 +31,12 @@ std::vector<Override> overrides(const PipelineOptions& o) {
 }
 
 }  // namespace
+
+PluginSearchOptions search_options(const CommonOptions& c) {
+  PluginSearchOptions o;
+  for (const auto& p : c.plugin_paths) o.plugin_paths.emplace_back(p);
+  return o;
+}
 
 Command add_run(CLI::App& app, CommonOptions& common) {
   auto o = std::make_shared<PipelineOptions>();

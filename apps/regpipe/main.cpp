@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
   commands[plugins] = add_plugins(*plugins, common);
   CLI::App* phantom = add("phantom", "Write a synthetic two-contrast head phantom with a known misalignment, and a pipeline that recovers it");
   commands[phantom] = add_phantom(*phantom);
+  CLI::App* compare = add("compare", "Compare cost functions on one image pair: agreement, speed, profiles, registrations");
+  commands[compare] = add_compare(*compare, common);
 
   try {
     app.parse(argc, argv);

@@ -1,7 +1,7 @@
 #include <regpipe/host/error.hpp>
 #include <regpipe/host/pipeline.hpp>
 
-#include "pipeline/overrides.hpp"
+#include "pipeline/component_yaml.hpp"
 #include "pipeline/yaml_context.hpp"
 #include "plugin_host/did_you_mean.hpp"
 
@@ -59,81 +59,15 @@ void read_inputs(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
   });
 }
 
-// A component: `plugin` (id or list) + `params` (map of scalars), validated against the
-// plugins' schemas.
+// A component of the registration section, validated against the plugins' schemas.
 void read_component(YamlContext& ctx, const YAML::Node& reg, const std::string& name, int32_t kind,
                     const PluginHost& host, ComponentSpec& spec) {
   const std::string section = "registration." + name;
   with_child(reg, name.c_str(), [&](const YAML::Node& node) {
-    if (!ctx.check_map(section, node, schema_children(section))) return;
-    spec.where = ctx.where(section, node);
-    with_child(node, "plugin", [&](const YAML::Node& ids) {
-      spec.where = ctx.where(section + ".plugin", ids);
-      spec.plugins.clear();
-      if (ids.IsSequence()) {
-        for (const auto& id : ids) {
-          std::string s;
-          if (ctx.read_string(section + ".plugin", id, &s)) spec.plugins.push_back(s);
-        }
-      } else {
-        std::string s;
-        if (ctx.read_string(section + ".plugin", ids, &s)) spec.plugins = {s};
-      }
-      if (spec.plugins.empty()) ctx.error(section + ".plugin", ids, "no plugin id given");
-    });
-    with_child(node, "params", [&](const YAML::Node& params) {
-      if (!params.IsMap()) {
-        ctx.error(section + ".params", params, section + ".params must be a map");
-        return;
-      }
-      for (const auto& kv : params) {
-        const std::string pname = kv.first.Scalar();
-        const std::string key = section + ".params." + pname;
-        if (spec.params.count(pname) != 0) {
-          ctx.error(key, kv.first, "duplicate key '" + pname + "'");
-          continue;
-        }
-        std::string value;
-        if (ctx.read_string(key, kv.second, &value))
-          spec.params[pname] = {value, ctx.where(key, kv.second)};
-      }
-    });
+    read_component_keys(ctx, node, section, schema_children(section), spec);
   });
   if (spec.where.text.empty()) spec.where = {ctx.where(section, reg).text};
-
-  // Ids: a single id must exist; in a preference list, at least one.
-  std::vector<const Component*> found;
-  for (const auto& id : spec.plugins)
-    if (const Component* c = host.find(kind, id)) found.push_back(c);
-  if (found.empty()) {
-    try {
-      host.require(kind, spec.plugins.empty() ? std::string() : spec.plugins.front());
-    } catch (const UserError& e) {
-      ctx.errors_push(spec.where.text + ": " + e.what());
-    }
-    return;
-  }
-  // Parameters: each must belong to at least one listed plugin and be valid for every one
-  // that has it.
-  for (const auto& [pname, text] : spec.params) {
-    bool known = false;
-    std::vector<std::string> names;
-    for (const Component* c : found) {
-      for (const auto& s : c->params) names.push_back(s.name);
-      const ParamSchema* schema = c->find_param(pname);
-      if (schema == nullptr) continue;
-      known = true;
-      try {
-        parse_param(*schema, text.value);
-      } catch (const UserError& e) {
-        ctx.errors_push(text.where.text + ": " + e.what() + " (" + c->id + ")");
-      }
-    }
-    if (!known)
-      ctx.errors_push(text.where.text + ": unknown parameter '" + pname + "' of " + kind_name(kind) +
-                      " '" + join(spec.plugins, "' or '") + "'" + did_you_mean(pname, names) +
-                      (names.empty() ? "; it takes none" : "; it takes: " + join(names, ", ")));
-  }
+  check_component(ctx, kind, host, spec);
 }
 
 void read_registration(YamlContext& ctx, const YAML::Node& root, const PluginHost& host,
@@ -239,19 +173,7 @@ void read_evaluation(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
 
 Pipeline load_pipeline(const fs::path& yaml_file, const std::vector<Override>& overrides,
                        const PluginHost& host) {
-  std::error_code ec;
-  if (!fs::is_regular_file(yaml_file, ec))
-    throw UserError(yaml_file.string() + ": pipeline file not found");
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(yaml_file.string());
-  } catch (const YAML::ParserException& e) {
-    throw UserError(yaml_file.string() + ":" + std::to_string(e.mark.line + 1) + ":" +
-                    std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
-  } catch (const YAML::Exception& e) {
-    throw UserError(yaml_file.string() + ": cannot read: " + e.msg);
-  }
-  apply_overrides(root, overrides);
+  YAML::Node root = load_yaml_file(yaml_file, "pipeline", overrides);
 
   std::set<std::string> overridden;
   for (const auto& o : overrides) overridden.insert(o.key);

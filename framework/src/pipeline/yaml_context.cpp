@@ -1,6 +1,9 @@
 #include "pipeline/yaml_context.hpp"
 
+#include "pipeline/overrides.hpp"
 #include "plugin_host/did_you_mean.hpp"
+
+#include <regpipe/host/error.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -12,16 +15,34 @@ namespace fs = std::filesystem;
 
 namespace regpipe {
 
-std::vector<std::string> schema_children(const std::string& section) {
+std::vector<std::string> schema_children(const std::string& section,
+                                         const std::vector<PipelineKeyDoc>& schema) {
   std::vector<std::string> out;
   const std::string prefix = section.empty() ? "" : section + ".";
-  for (const auto& row : pipeline_schema()) {
+  for (const auto& row : schema) {
     if (row.key.compare(0, prefix.size(), prefix) != 0) continue;
     std::string rest = row.key.substr(prefix.size());
     std::string child = rest.substr(0, rest.find('.'));
     if (std::find(out.begin(), out.end(), child) == out.end()) out.push_back(child);
   }
   return out;
+}
+
+YAML::Node load_yaml_file(const fs::path& file, const char* what,
+                          const std::vector<Override>& overrides) {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) throw UserError(file.string() + ": " + what + " file not found");
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(file.string());
+  } catch (const YAML::ParserException& e) {
+    throw UserError(file.string() + ":" + std::to_string(e.mark.line + 1) + ":" +
+                    std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
+  } catch (const YAML::Exception& e) {
+    throw UserError(file.string() + ": cannot read: " + e.msg);
+  }
+  apply_overrides(root, overrides);
+  return root;
 }
 
 bool YamlContext::from_command_line(const std::string& key) const {

@@ -12,6 +12,11 @@
 
 namespace regpipe {
 
+// Parses a `what` ("pipeline", "compare") file and applies the --set overrides. Throws
+// UserError for a missing file or a syntax error (with line:column).
+YAML::Node load_yaml_file(const std::filesystem::path& file, const char* what,
+                          const std::vector<Override>& overrides);
+
 class YamlContext {
  public:
   YamlContext(std::filesystem::path file, std::set<std::string> overridden_keys)
@@ -44,8 +49,9 @@ class YamlContext {
   std::vector<std::string> errors_;
 };
 
-// The allowed child keys of a section according to pipeline_schema() ("inputs" ->
-// reference, moving, ...; "registration" -> dof, levels_mm, ..., cost, optimizer, resampler).
-std::vector<std::string> schema_children(const std::string& section);
+// The allowed child keys of a section according to a schema, pipeline_schema() by default
+// ("inputs" -> reference, moving, ...; "registration" -> dof, levels_mm, ..., cost, ...).
+std::vector<std::string> schema_children(const std::string& section,
+                                         const std::vector<PipelineKeyDoc>& schema = pipeline_schema());
 
 }  // namespace regpipe
