@@ -1,6 +1,7 @@
 #include <regpipe/host/atomic_file.hpp>
 #include <regpipe/host/driver.hpp>
 #include <regpipe/host/error.hpp>
+#include <regpipe/host/qa_picture.hpp>
 #include <regpipe/host/transform_io.hpp>
 
 #include "driver/create_component.hpp"
@@ -93,9 +94,12 @@ RegistrationResult run_pipeline(const Pipeline& p, const PluginHost& plugins, Ho
     write_itk_tfm(base.string() + "transform.tfm", result.ref_to_mov);
     write_world_matrix(base.string() + "transform_world.txt", to_world_ras_forward(result.ref_to_mov));
   }
-  if (p.outputs.registered_image)
-    write_image(registered_image(p, images, result.ref_to_mov, plugins, services),
-                base.string() + "registered" + p.outputs.image_format);
+  if (p.outputs.registered_image || p.outputs.qa_png) {
+    const Image registered = registered_image(p, images, result.ref_to_mov, plugins, services);
+    if (p.outputs.registered_image)
+      write_image(registered, base.string() + "registered" + p.outputs.image_format);
+    if (p.outputs.qa_png) write_png(make_qa_picture(images.reference, registered), base.string() + "qa.png");
+  }
 
   std::optional<RunEvaluation> evaluation;
   if (truth)

@@ -151,6 +151,7 @@ void read_outputs(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
   with_child(out, "registered_image",
              [&](const YAML::Node& n) { ctx.read_bool("outputs.registered_image", n, &o.registered_image); });
   with_child(out, "report", [&](const YAML::Node& n) { ctx.read_bool("outputs.report", n, &o.report); });
+  with_child(out, "qa_png", [&](const YAML::Node& n) { ctx.read_bool("outputs.qa_png", n, &o.qa_png); });
   with_child(out, "interpolation", [&](const YAML::Node& n) {
     read_choice(ctx, n, "outputs.interpolation", {"nearest", "trilinear", "sinc", "bspline"}, &o.interpolation);
   });

@@ -44,6 +44,8 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
       {"outputs.image_format", "one of .nii.gz, .nii, .nrrd, .mha", ".nii.gz",
        "File format of the registered image."},
       {"outputs.report", "bool", "true", "Write report.json (per level: evaluations, cost, time)."},
+      {"outputs.qa_png", "bool", "false",
+       "Write qa.png: the reference's edges in colour over the registered image, three mid slices."},
       {"evaluation.truth", "path", "(none)",
        "Known moving->reference world (RAS) 4x4; the report then gives the mean displacement "
        "error over the reference."},

@@ -42,7 +42,7 @@ std::vector<float> gradient_magnitude(const Image& image) {
 
 std::vector<uint8_t> reference_edges(const Image& reference) {
   const std::vector<float> g = gradient_magnitude(reference);
-  const float threshold = 0.25f * percentile_99(g);
+  const float threshold = 0.5f * percentile_99(g);
   std::vector<uint8_t> edges(g.size());
   for (size_t i = 0; i < g.size(); ++i) edges[i] = threshold > 0.0f && g[i] > threshold;
   return edges;
@@ -54,9 +54,17 @@ RgbPicture make_qa_picture(const Image& reference, const Image& registered) {
   const auto& d = reference.dims;
   const std::vector<uint8_t> edges = reference_edges(reference);
   const float white = percentile_99(registered.data);
+  // Square pixels of the finest voxel size, so anisotropic voxels keep the head's shape.
+  const Eigen::Vector3d spacing = reference.spacing();
+  const double pixel_mm = spacing.minCoeff();
+  std::array<uint32_t, 3> n{};  // pixels along each axis
+  for (int a = 0; a < 3; ++a) n[a] = std::max<uint32_t>(1, uint32_t(std::lround(d[a] * spacing[a] / pixel_mm)));
+  auto voxel_of = [&](uint32_t pixel, int a) {
+    return std::min(d[a] - 1, uint32_t(std::floor((pixel + 0.5) * pixel_mm / spacing[a])));
+  };
   RgbPicture pic;
-  pic.width = 2 * d[0] + d[1];
-  pic.height = std::max(d[1], d[2]);
+  pic.width = 2 * n[0] + n[1];
+  pic.height = std::max(n[1], n[2]);
   pic.rgb.assign(size_t(pic.width) * pic.height * 3, 0);
   // Copies voxel (x, y, z) to pixel (u, v): an edge in colour, else the moving image in grey.
   auto put = [&](uint32_t u, uint32_t v, uint32_t x, uint32_t y, uint32_t z) {
@@ -70,12 +78,14 @@ RgbPicture make_qa_picture(const Image& reference, const Image& registered) {
     std::fill(px, px + 3, uint8_t(std::lround(255.0f * t)));
   };
   const uint32_t mx = d[0] / 2, my = d[1] / 2, mz = d[2] / 2;
-  for (uint32_t y = 0; y < d[1]; ++y)
-    for (uint32_t x = 0; x < d[0]; ++x) put(x, y, x, y, mz);                       // axial
-  for (uint32_t z = 0; z < d[2]; ++z)
-    for (uint32_t x = 0; x < d[0]; ++x) put(d[0] + x, d[2] - 1 - z, x, my, z);     // coronal
-  for (uint32_t z = 0; z < d[2]; ++z)
-    for (uint32_t y = 0; y < d[1]; ++y) put(2 * d[0] + y, d[2] - 1 - z, mx, y, z); // sagittal
+  for (uint32_t j = 0; j < n[1]; ++j)
+    for (uint32_t i = 0; i < n[0]; ++i) put(i, j, voxel_of(i, 0), voxel_of(j, 1), mz);  // axial
+  for (uint32_t k = 0; k < n[2]; ++k)
+    for (uint32_t i = 0; i < n[0]; ++i)
+      put(n[0] + i, n[2] - 1 - k, voxel_of(i, 0), my, voxel_of(k, 2));  // coronal
+  for (uint32_t k = 0; k < n[2]; ++k)
+    for (uint32_t j = 0; j < n[1]; ++j)
+      put(2 * n[0] + j, n[2] - 1 - k, mx, voxel_of(j, 1), voxel_of(k, 2));  // sagittal
   return pic;
 }
 

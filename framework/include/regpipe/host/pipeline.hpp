@@ -61,6 +61,7 @@ struct PipelineOutputs {
   std::string interpolation = "bspline"; // for the registered image
   std::string image_format = ".nii.gz";
   bool report = true;
+  bool qa_png = false;                // qa.png: reference edges over the registered image
 };
 
 struct PipelineEvaluation {

@@ -24,14 +24,16 @@ struct RgbPicture {
 // The colour of reference edges in the picture.
 constexpr std::array<uint8_t, 3> kQaEdgeColour{255, 40, 40};
 
-// Which reference voxels are edges: gradient magnitude (per mm) above a quarter of its 99th
+// Which reference voxels are edges: gradient magnitude (per mm) above half its 99th
 // percentile over the image, so the threshold follows the image's contrast. x fastest.
 std::vector<uint8_t> reference_edges(const Image& reference);
 
 // Slices through the middle voxel of each axis, in voxel order: axial (x right, y down),
-// coronal and sagittal (z up), placed left to right; the picture is
-// (2 nx + ny) x max(ny, nz) pixels, black where a slice is shorter. The moving image is
-// grey from 0 to its 99th percentile. Throws UserError unless both images share a grid.
+// coronal and sagittal (z up), placed left to right, in square pixels of the finest voxel
+// size s: with n_a = round(dims_a * spacing_a / s) the picture is (2 n_x + n_y) x
+// max(n_y, n_z) pixels (dims for isotropic voxels), black where a slice is shorter. The
+// moving image is grey from 0 to its 99th percentile. Throws UserError unless both images
+// share a grid.
 RgbPicture make_qa_picture(const Image& reference, const Image& registered);
 
 // PNG through ITK's PNG IO, written atomically. Throws UserError naming the path.
