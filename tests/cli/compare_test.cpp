@@ -4,13 +4,16 @@
 #include <regpipe/host/compare.hpp>
 #include <regpipe/host/image.hpp>
 #include <regpipe/host/phantom.hpp>
+#include <regpipe/host/qa_picture.hpp>
 #include <regpipe/host/transform_io.hpp>
 
 #include "support/test_support.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -277,4 +280,43 @@ outputs: {dir: out}
           << cost << " along " << param;
   }
   EXPECT_NE(read_text(dir_ / "out" / "summary.md").find("result of the pipeline's registration"), std::string::npos);
+}
+
+// `regpipe run` with outputs.qa_png (the picture's content is tested in qa_picture_test.cpp).
+using QaPngRun = CompareTest;
+TEST_F(QaPngRun, RunWritesThePictureOnlyWhenAsked) {
+  const fs::path demo = dir_ / "demo";
+  std::string out;
+  const std::string run = regpipe::test::regpipe_cli().string() + " run " + quoted(demo / "pipeline.yaml") +
+                          " -q --set registration.cost.plugin=cpu.cr --set registration.levels_mm=[8,4]";
+  ASSERT_EQ(run_command(run, &out), 0) << out;
+  EXPECT_FALSE(fs::exists(demo / "result" / "qa.png"));
+  ASSERT_EQ(run_command(run + " --set outputs.qa_png=true --set outputs.registered_image=false", &out), 0) << out;
+  const regpipe::RgbPicture pic = regpipe::read_png(demo / "result" / "qa.png");
+  EXPECT_EQ(pic.width, 2u * 40 + 40);  // the 40^3 phantom: axial, coronal, sagittal
+  EXPECT_EQ(pic.height, 40u);
+  EXPECT_GT(std::count_if(pic.rgb.begin(), pic.rgb.end(), [](uint8_t v) { return v != 0; }), 1000)
+      << "an empty picture";
+}
+
+// docs/compare.md lists exactly the keys the compare loader accepts.
+TEST(CompareSchema, DocumentedInDocsCompareMd) {
+  std::ifstream doc(regpipe::test::source_dir() / "docs" / "compare.md");
+  ASSERT_TRUE(doc) << "docs/compare.md is missing";
+  const std::regex row(R"(^\| `([a-z_.]+)` \| (.*?) \| (.*?) \| .*\|$)");
+  std::vector<std::string> documented;
+  for (std::string line; std::getline(doc, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, row)) {
+      documented.push_back(m[1]);
+      for (const auto& key : regpipe::compare_schema())
+        if (key.key == m[1].str()) {
+          EXPECT_EQ(m[2].str(), key.type) << key.key;
+          EXPECT_EQ(m[3].str(), "`" + key.default_value + "`") << key.key;
+        }
+    }
+  }
+  std::vector<std::string> schema;
+  for (const auto& key : regpipe::compare_schema()) schema.push_back(key.key);
+  EXPECT_EQ(documented, schema);
 }
