@@ -251,15 +251,7 @@ registration:
   optimizer: {plugin: optim.powell}
 outputs: {dir: unused}
 )";
-  std::ofstream(dir_ / "chris.yaml") << R"(pipeline: pipeline.yaml
-costs:
-  - plugin: cpu.cr
-    params: {bins: 64}
-  - plugin: cpu.mi
-    params: {bins: 32}
-  - plugin: cpu.nmi
-    params: {bins: 32}
-centre: registration
+  std::ofstream(dir_ / "chris.yaml") << "pipeline: pipeline.yaml\n" << kAllCpuCosts << R"(centre: registration
 level_mm: 4
 profiles: {points: 9, rotation_deg: 8, translation_mm: 8, scale: 0.08, skew: 0.08}
 agreement: {transforms: 3}
