@@ -100,18 +100,37 @@ bool deterministic(const std::string& scheme) {
   return scheme == "scheme2" || scheme == "scheme5" || scheme == "fused";
 }
 
+// Why the GPU tests cannot run here ("" when they can).
+std::string gpu_unavailable() {
+  if (fixture().host.find(RP_KIND_COST, "cuda.cr") == nullptr) return "cuda.cr is not built (no nvcc)";
+  try {
+    make_cost("cuda.cr", {});
+  } catch (const ComponentError& e) {
+    if (e.status() == RP_DEVICE) return std::string("no CUDA device: ") + e.what();
+    throw;
+  }
+  return "";
+}
+
 class CudaCr : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (fixture().host.find(RP_KIND_COST, "cuda.cr") == nullptr) GTEST_SKIP() << "cuda.cr is not built (no nvcc)";
-    try {
-      make_cost("cuda.cr", {});
-    } catch (const ComponentError& e) {
-      if (e.status() == RP_DEVICE) GTEST_SKIP() << "no CUDA device: " << e.what();
-      throw;
-    }
+    if (const std::string why = gpu_unavailable(); !why.empty()) GTEST_SKIP() << why;
   }
 };
+
+class CudaCrFused : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const std::string why = gpu_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  }
+};
+
+// A transform that moves the reference 10 m away: no voxel maps inside the moving image.
+std::vector<double> far_away_matrix() {
+  std::vector<double> m = {1, 0, 0, 1e4, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+  return m;
+}
 
 }  // namespace
 
@@ -119,8 +138,9 @@ class CudaCr : public ::testing::TestWithParam<std::string> {
 // accumulation. Worst measured on an H100 over these 1200 cases: scheme3a/3b 5.2e-5 (a float
 // histogram per block, ~10^4 samples a bin; each add loses up to 6e-8 relative), scheme4
 // 1.7e-6 (a float histogram per warp), the schemes that merge in double 5e-7 or less; fused
-// sums a few samples per thread or warp in float, then in double and fixed point. The bounds
-// leave 4x (3a/3b) and 6x or more (the rest).
+// rounds each sample's float products to 64-bit fixed point (2^-61 of the largest total) and
+// sums them exactly, the background bin a lane's few dozen samples in float first (measured
+// 1.2e-7 before the integer histograms). The bounds leave 4x (3a/3b) and 6x or more (the rest).
 double tolerance(const std::string& scheme) { return scheme == "scheme3a" || scheme == "scheme3b" ? 2e-4 : 1e-5; }
 
 TEST_P(CudaCr, AgreesWithTheCpuReferenceOnRealImages) {
@@ -209,6 +229,39 @@ TEST_P(CudaCr, WeightsBorderAndNearestAgreeWithTheCpuReference) {
   }
 }
 
+// The finish step on the GPU (cost, overlap, zeroing for the next call) without any sample:
+// the worst cost 1 and overlap 0, as cpu.cr, and the next evaluation is not disturbed.
+TEST_P(CudaCr, NoOverlapCostsTheWorstValueAndLeavesTheNextCallClean) {
+  const std::string scheme = GetParam();
+  constexpr double kMm = 8;
+  constexpr int kBinsHere = 64;
+  if (!prepare_level(kMm, kBinsHere)) GTEST_SKIP() << "shared data not found: " << test::shared_data_dir();
+  Fixture& f = fixture();
+  auto gpu = make_cost("cuda.cr", {{"scheme", scheme}, {"bins", std::to_string(kBinsHere)}});
+  gpu->set_reference(f.levels.at(kMm).first, nullptr);
+  gpu->set_moving(f.levels.at(kMm).second, nullptr);
+  // [inside, far away, inside]: the far transform sits between two that have samples.
+  std::vector<double> matrices(f.matrices.at(kMm).begin(), f.matrices.at(kMm).begin() + 16);
+  const std::vector<double> far = far_away_matrix();
+  matrices.insert(matrices.end(), far.begin(), far.end());
+  matrices.insert(matrices.end(), f.matrices.at(kMm).begin() + 16, f.matrices.at(kMm).begin() + 32);
+  std::vector<double> costs(3), overlaps(3, -1.0);
+  gpu->evaluate(matrices.data(), 3, costs.data(), overlaps.data());
+  EXPECT_EQ(costs[1], 1.0) << scheme << ": a transform without overlap costs the worst value";
+  EXPECT_EQ(overlaps[1], 0.0) << scheme << ": a transform without overlap has overlap 0";
+  const auto& cpu = f.cpu_costs.at({kBinsHere, kMm});
+  for (int i : {0, 2}) {
+    const int t = i / 2;  // test transforms 0 and 1
+    EXPECT_LE(std::fabs(costs[i] - cpu[t]) / std::max(cpu[t], 1e-3), tolerance(scheme))
+        << scheme << " transform " << t << " next to one without overlap: gpu " << costs[i] << " cpu " << cpu[t];
+  }
+  // Alone after it: the sums the far transform left (none) and the inside ones were cleared.
+  std::vector<double> again(1);
+  gpu->evaluate(matrices.data(), 1, again.data());
+  EXPECT_NEAR(again[0], costs[0], tolerance(scheme) * std::max(costs[0], 1e-3))
+      << scheme << ": a call's sums leaked into the next call (not zeroed by the finish step)";
+}
+
 INSTANTIATE_TEST_SUITE_P(Schemes, CudaCr,
                          ::testing::Values("fused", "scheme1", "scheme2", "scheme3a", "scheme3b", "scheme4", "scheme5"),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
@@ -225,5 +278,53 @@ TEST(CudaCrDevice, MissingDeviceIsAClearErrorNamingTheCpuAlternative) {
     EXPECT_EQ(e.status(), RP_DEVICE);
     EXPECT_NE(std::string(e.what()).find("cpu.cr"), std::string::npos) << e.what();
     std::printf("%s\n", e.what());
+  }
+}
+
+// fused launches at most 65535 transforms at a time (grid.y) and finishes each transform in
+// the last of its blocks (a ticket counter per transform, reset for the next call). A batch
+// of 70 000 (the 100 test transforms repeated, every 7th replaced by one without overlap)
+// must give every transform the bits it gets in a batch of 100, in both kernels (plain, and
+// weighted with a border), after a smaller call and before a smaller one.
+TEST_F(CudaCrFused, BatchesLargerThanOneLaunchGiveTheSameBits) {
+  constexpr double kMm = 8;
+  constexpr int kBinsHere = 256;
+  constexpr size_t kBig = 70000;
+  if (!prepare_level(kMm, kBinsHere)) GTEST_SKIP() << "shared data not found: " << test::shared_data_dir();
+  Fixture& f = fixture();
+  const auto& [ref, mov] = f.levels.at(kMm);
+  const std::vector<double>& small = f.matrices.at(kMm);
+  const std::vector<double> far = far_away_matrix();
+  std::vector<double> big;
+  for (size_t t = 0; t < kBig; ++t) {
+    const double* m = t % 7 == 6 ? far.data() : small.data() + 16 * (t % kTransforms);
+    big.insert(big.end(), m, m + 16);
+  }
+  for (const bool weighted : {false, true}) {
+    const std::string kernel = weighted ? "weighted kernel" : "plain kernel";
+    std::map<std::string, std::string> params = {{"scheme", "fused"}, {"bins", std::to_string(kBinsHere)}};
+    if (weighted) params["border_mm"] = "6";
+    auto gpu = make_cost("cuda.cr", params);
+    gpu->set_reference(ref, nullptr);
+    gpu->set_moving(mov, nullptr);
+    std::vector<double> expected(kTransforms), expected_overlap(kTransforms);
+    gpu->evaluate(small.data(), kTransforms, expected.data(), expected_overlap.data());
+    std::vector<double> costs(kBig), overlaps(kBig);
+    gpu->evaluate(big.data(), kBig, costs.data(), overlaps.data());
+    size_t wrong = 0;
+    for (size_t t = 0; t < kBig; ++t) {
+      const bool is_far = t % 7 == 6;
+      const double want = is_far ? 1.0 : expected[t % kTransforms];
+      const double want_overlap = is_far ? 0.0 : expected_overlap[t % kTransforms];
+      if (costs[t] == want && overlaps[t] == want_overlap) continue;
+      if (++wrong <= 5)
+        ADD_FAILURE() << kernel << ", transform " << t << " of " << kBig << " (launch " << t / 65535
+                      << ", index " << t % 65535 << " in it" << (is_far ? ", no overlap" : "") << "): cost "
+                      << costs[t] << " overlap " << overlaps[t] << ", expected " << want << " and " << want_overlap;
+    }
+    EXPECT_EQ(wrong, 0u) << kernel << ": transforms of the big batch that differ from the batch of 100";
+    std::vector<double> after(kTransforms);
+    gpu->evaluate(small.data(), kTransforms, after.data());
+    EXPECT_EQ(after, expected) << kernel << ": a batch of 100 after the big one differs (sums or tickets not reset)";
   }
 }

@@ -3,7 +3,6 @@
 
 #include <regpipe_common/affine_checks.hpp>
 #include <regpipe_common/border_weight.hpp>
-#include <regpipe_common/measure_math.hpp>
 #include <regpipe_common/voxel_map.hpp>
 
 #include <algorithm>
@@ -19,10 +18,9 @@ using regpipe_common::PreparedImage;
 
 const std::map<std::string, CudaCrCost::Scheme>& schemes() {
   static const std::map<std::string, CudaCrCost::Scheme> table = {
-      {"fused", {run_fused, SumsEncoding::kFixedPoint}},    {"scheme1", {run_scheme1, SumsEncoding::kDouble}},
-      {"scheme2", {run_scheme2, SumsEncoding::kDouble}},    {"scheme3a", {run_scheme3a, SumsEncoding::kDouble}},
-      {"scheme3b", {run_scheme3b, SumsEncoding::kDouble}},  {"scheme4", {run_scheme4, SumsEncoding::kDouble}},
-      {"scheme5", {run_scheme5, SumsEncoding::kDouble}}};
+      {"fused", {run_fused, true}},       {"scheme1", {run_scheme1, false}}, {"scheme2", {run_scheme2, false}},
+      {"scheme3a", {run_scheme3a, false}}, {"scheme3b", {run_scheme3b, false}}, {"scheme4", {run_scheme4, false}},
+      {"scheme5", {run_scheme5, false}}};
   return table;
 }
 
@@ -47,18 +45,22 @@ void check_voxel_count(const PreparedImage& image, const char* role) {
 }
 
 // The power of two that maps `bound` to just under 2^61: fixed-point totals of up to 4x the
-// bound (float rounding of the partial sums) still fit in int64.
+// bound (float rounding of the partial sums) still fit in int64. At most 2^120, so that the
+// kernel's float copy of the scale is finite (a bound below 2^-59 loses resolution).
 double fixed_point_scale(double bound) {
   if (!(bound > 0.0) || !std::isfinite(bound)) return 1.0;
   int exponent = 0;
   std::frexp(bound, &exponent);  // bound < 2^exponent
-  return std::ldexp(1.0, 61 - exponent);
+  return std::ldexp(1.0, 61 - std::max(exponent, -59));
 }
 
-double fixed_point_value(const double* raw, std::size_t i, double scale) {
-  int64_t v = 0;
-  std::memcpy(&v, raw + i, sizeof(v));  // the kernel wrote an int64 into this 8-byte slot
-  return double(v) / scale;
+// The device address of page-locked host memory (unified addressing: the kernels read and
+// write it in place, no copy).
+template <class T>
+T* device_view(const PinnedBuffer<T>& buffer) {
+  void* device = nullptr;
+  RP_CUDA_CHECK(cudaHostGetDevicePointer(&device, buffer.get(), 0));
+  return static_cast<T*>(device);
 }
 
 }  // namespace
@@ -80,8 +82,7 @@ CudaCrCost::CudaCrCost(const rp_host*, const rp::Params& params)
     throw rp::Error(RP_INVALID_ARGUMENT, "scheme=" + scheme_name_ + " is not a cuda.cr scheme");
   scheme_ = it->second;
   device_ = select_device(read_int(params, "device"));
-  if ((scheme_name_ == "scheme4" || scheme_name_ == "fused") &&
-      per_warp_histogram_bytes(threads_per_block_, bins_) > device_.shared_per_block)
+  if (scheme_name_ == "scheme4" && per_warp_histogram_bytes(threads_per_block_, bins_) > device_.shared_per_block)
     throw rp::Error(RP_INVALID_ARGUMENT,
                     scheme_name_ + " with threads_per_block=" + std::to_string(threads_per_block_) + " and bins=" +
                         std::to_string(bins_) + " needs " +
@@ -166,21 +167,26 @@ FixedPointScales CudaCrCost::fixed_point_scales() const {
   s.wy = fixed_point_scale(w * mov_deviation_max_);
   s.wyy = fixed_point_scale(w * mov_deviation_max_ * mov_deviation_max_);
   s.overlap = fixed_point_scale(ref_total_weight_);
+  s.w_f = float(s.w);
+  s.wy_f = float(s.wy);
+  s.wyy_f = float(s.wyy);
+  s.w_one = std::llrint(s.w);
+  s.overlap_one = std::llrint(s.overlap);
+  if (!(s.w_f > 0.f && s.wy_f > 0.f && s.wyy_f > 0.f))  // a power of two below float's range
+    throw rp::Error(RP_UNSUPPORTED, "fused: moving intensities deviating up to " + std::to_string(mov_deviation_max_) +
+                                        " from their mean exceed its 64-bit fixed-point range; use scheme5 or cpu.cr");
   return s;
 }
 
-double CudaCrCost::decode_results(const double* raw, std::size_t k, std::size_t t, const FixedPointScales& scales,
-                                  double* sums) const {
-  const std::size_t entries = std::size_t(bins_) * kSumsPerBin;
-  const double* block = raw + t * entries;
-  const std::size_t overlap_slot = k * entries + t;
-  if (scheme_.encoding == SumsEncoding::kDouble) {
-    std::copy(block, block + entries, sums);
-    return raw[overlap_slot];
-  }
-  const double scale[kSumsPerBin] = {scales.w, scales.wy, scales.wyy};
-  for (std::size_t i = 0; i < entries; ++i) sums[i] = fixed_point_value(block, i, scale[i % kSumsPerBin]);
-  return fixed_point_value(raw, overlap_slot, scales.overlap);
+void CudaCrCost::ensure_results(std::size_t k) {
+  if (k <= results_capacity_) return;
+  const std::size_t doubles = k * (std::size_t(bins_) * kSumsPerBin + 1);
+  results_.ensure(doubles);
+  tickets_.ensure(k);
+  // Once per growth; afterwards every call's finish step leaves them zero.
+  RP_CUDA_CHECK(cudaMemsetAsync(results_.get(), 0, doubles * sizeof(double), stream_));
+  RP_CUDA_CHECK(cudaMemsetAsync(tickets_.get(), 0, k * sizeof(unsigned), stream_));
+  results_capacity_ = k;
 }
 
 void CudaCrCost::evaluate(const rp_cost_request& request) {
@@ -198,12 +204,13 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
     regpipe_common::make_voxel_map(ref_->voxel_to_world, matrix, mov_->voxel_to_world, &map);
     std::copy(map.m, map.m + 12, host_maps_.get() + 12 * t);
   }
-  maps_.ensure(12 * k);
-  RP_CUDA_CHECK(cudaMemcpyAsync(maps_.get(), host_maps_.get(), 12 * k * sizeof(double), cudaMemcpyHostToDevice,
-                                stream_));
-  const std::size_t results = k * (entries + 1);
-  results_.ensure(results);
-  RP_CUDA_CHECK(cudaMemsetAsync(results_.get(), 0, results * sizeof(double), stream_));
+  if (!scheme_.finishes_itself) {  // the other schemes read the map once per voxel: from device memory
+    maps_.ensure(12 * k);
+    RP_CUDA_CHECK(cudaMemcpyAsync(maps_.get(), host_maps_.get(), 12 * k * sizeof(double), cudaMemcpyHostToDevice,
+                                  stream_));
+  }
+  ensure_results(k);
+  host_out_.ensure(2 * k);
 
   SchemeLaunch l;
   CrArgs& a = l.args;
@@ -217,9 +224,11 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
   a.nearest = nearest_ ? 1 : 0;
   a.border = regpipe_common::BorderWeight(mov_->grid, mov_->spacing_mm, border_mm_);
   a.bins = bins_;
-  a.maps = maps_.get();
+  a.maps = scheme_.finishes_itself ? device_view(host_maps_) : maps_.get();
   a.sums = results_.get();
-  a.overlap = results_.get() + k * entries;
+  a.overlap = results_.get() + results_capacity_ * entries;
+  a.costs_out = device_view(host_out_);
+  a.overlaps_out = a.costs_out + k;
   l.k = k;
   l.threads_per_block = threads_per_block_;
   l.blocks = blocks_;
@@ -227,22 +236,20 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
   l.stream = stream_;
   l.layouts = &layouts_;
   l.unit_weights = ref_->weights.empty() && mov_->weights.empty() && border_mm_ == 0.0;
-  l.fixed = fixed_point_scales();
+  if (scheme_.finishes_itself) l.fixed = fixed_point_scales();
+  l.tickets = tickets_.get();
   l.scratch = &scratch_;
   l.scratch_double = &scratch_double_;
   scheme_.run(l);
-
-  host_results_.ensure(results);
-  RP_CUDA_CHECK(cudaMemcpyAsync(host_results_.get(), results_.get(), results * sizeof(double),
-                                cudaMemcpyDeviceToHost, stream_));
+  if (!scheme_.finishes_itself) finish_double_sums(l);
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the one sync of an evaluation
+
+  const double* costs = host_out_.get();
+  const double* overlaps = costs + k;
+  std::copy(costs, costs + k, request.costs_out);
   double* overlap_out = RP_HAS_MEMBER(&request, rp_cost_request, overlap_out) ? request.overlap_out : nullptr;
-  decoded_sums_.resize(entries);
-  for (std::size_t t = 0; t < k; ++t) {
-    const double overlap = decode_results(host_results_.get(), k, t, l.fixed, decoded_sums_.data());
-    request.costs_out[t] = regpipe_common::correlation_ratio_cost(decoded_sums_.data(), std::size_t(bins_));
-    if (overlap_out != nullptr) overlap_out[t] = overlap / ref_total_weight_;
-  }
+  if (overlap_out != nullptr)
+    for (std::size_t t = 0; t < k; ++t) overlap_out[t] = overlaps[t] / ref_total_weight_;
 }
 
 }  // namespace regpipe::cost_cr_cuda

@@ -1,7 +1,9 @@
 // cuda.cr: the one host-side path of every scheme. Images are validated and binned exactly
 // as cost_cpu does (regpipe_common::prepare_image / bin_voxels), uploaded once per
-// set_reference / set_moving, and each evaluate uploads the k voxel maps, runs the selected
-// scheme, copies back k histograms and computes 1 - eta in double with cost_cpu's formula.
+// set_reference / set_moving. Each evaluate writes the k voxel maps to page-locked memory,
+// runs the selected scheme, whose finish step computes 1 - eta in double on the GPU with
+// cost_cpu's formula and writes the k costs and overlaps straight to page-locked memory, and
+// synchronises once.
 #pragma once
 
 #include "device_buffer.hpp"
@@ -28,15 +30,14 @@ class CudaCrCost {
 
   struct Scheme {
     void (*run)(const SchemeLaunch&);
-    SumsEncoding encoding;
+    bool finishes_itself;  // fused: its kernel computes the costs and reads the maps from host memory
   };
 
  private:
   void check_device_memory(std::size_t bytes, const char* what) const;
   FixedPointScales fixed_point_scales() const;
-  // Transform t's bin sums and overlap weight from the copied-back results, as doubles.
-  double decode_results(const double* raw, std::size_t k, std::size_t t, const FixedPointScales& scales,
-                        double* sums) const;
+  // Results and tickets for k transforms, zero (the finish steps leave them zero).
+  void ensure_results(std::size_t k);
 
   DeviceInfo device_;
   cudaStream_t stream_ = nullptr;
@@ -55,12 +56,15 @@ class CudaCrCost {
   PresortBuffers presort_;
   FusedBuffers fused_;
   ReferenceLayouts layouts_;
-  // Per evaluation: k maps in; k histograms then k overlaps out, in one buffer so that one
-  // memset and one copy serve them.
-  PinnedBuffer<double> host_maps_, host_results_;
-  DeviceBuffer<double> maps_, results_, scratch_double_;
+  // Per evaluation: k maps in (page-locked; fused reads them in place, the other schemes get
+  // one copy); k costs then k overlaps out, written by the device.
+  PinnedBuffer<double> host_maps_, host_out_;
+  DeviceBuffer<double> maps_, scratch_double_;
+  // results_capacity_ transforms of sums, then their overlaps; zero between calls.
+  DeviceBuffer<double> results_;
+  DeviceBuffer<unsigned> tickets_;
+  std::size_t results_capacity_ = 0;
   DeviceBuffer<float> scratch_;
-  std::vector<double> decoded_sums_;
 };
 
 }  // namespace regpipe::cost_cr_cuda

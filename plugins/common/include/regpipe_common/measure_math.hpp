@@ -4,6 +4,8 @@
 // worst value (abi.h), never NaN.
 #pragma once
 
+#include <regpipe_common/voxel_map.hpp>  // RP_HD: the CR formula also runs on the GPU (cuda.cr)
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -25,14 +27,14 @@ inline constexpr double kNegligibleSpread = 1e-12;
 
 // Sum of squared deviations from the weighted mean, sum w (y - mean)^2 = ss - s^2 / w, from
 // the moments w = sum w, s = sum w y, ss = sum w y^2. Clamped at 0 against rounding.
-inline double squared_deviation(double w, double s, double ss) {
+RP_HD double squared_deviation(double w, double s, double ss) {
   if (!(w > 0.0)) return 0.0;
   const double d = ss - s * s / w;
   return d > 0.0 ? d : 0.0;
 }
 
 // True when `deviation` (from squared_deviation) is rounding noise relative to `ss`.
-inline bool negligible_spread(double deviation, double ss) {
+RP_HD bool negligible_spread(double deviation, double ss) {
   return !(deviation > kNegligibleSpread * ss);
 }
 
@@ -42,6 +44,15 @@ inline constexpr std::size_t kCorrelationRatioSumsPerBin = 3;
 // 1 - eta(Y|X) (Roche et al. 1998; Li & Kumar 2014 eq. 2): sum_i N_i var_i / (N var) with X
 // the binned reference and Y the moving samples, written as within-bin over total squared
 // deviation. Worst (1) without overlap or when Y is constant over the overlap.
+// The final step from the moments summed over bins (w, s, ss) and the within-bin squared
+// deviation summed over bins; cuda.cr sums those on the GPU in its own order.
+RP_HD double correlation_ratio_from_moments(double w, double s, double ss, double within) {
+  const double total = squared_deviation(w, s, ss);
+  if (negligible_spread(total, ss)) return kWorstCorrelationRatioCost;
+  const double ratio = within / total;
+  return ratio < kWorstCorrelationRatioCost ? ratio : kWorstCorrelationRatioCost;
+}
+
 inline double correlation_ratio_cost(const double* bin_sums, std::size_t bins) {
   double w = 0.0, s = 0.0, ss = 0.0, within = 0.0;
   for (std::size_t b = 0; b < bins; ++b) {
@@ -51,9 +62,7 @@ inline double correlation_ratio_cost(const double* bin_sums, std::size_t bins) {
     ss += m[2];
     within += squared_deviation(m[0], m[1], m[2]);
   }
-  const double total = squared_deviation(w, s, ss);
-  if (negligible_spread(total, ss)) return kWorstCorrelationRatioCost;
-  return std::min(kWorstCorrelationRatioCost, within / total);
+  return correlation_ratio_from_moments(w, s, ss, within);
 }
 
 // Shannon entropies in nats of a weighted joint histogram (row = reference bin, column =

@@ -25,12 +25,16 @@ struct CrArgs {
   int nearest;              // 1: nearest-neighbour sampling, else trilinear
   regpipe_common::BorderWeight border;
   int bins;
-  // k reference-voxel -> moving-voxel maps (row-major 3x4, double) and outputs.
+  // k reference-voxel -> moving-voxel maps (row-major 3x4, double).
   const double* maps;
-  // Zeroed before the launch; doubles, or int64 fixed point in the same 8-byte slots for the
-  // schemes whose SumsEncoding says so (schemes.hpp).
+  // Zero when a call starts and left zero by its finish step (cr_finish.cuh); doubles, or
+  // int64 fixed point in the same 8-byte slots for fused (schemes.hpp).
   double* sums;     // k * bins * kSumsPerBin
   double* overlap;  // k: weight of reference voxels mapping inside
+  // The finish step's outputs, in page-locked host memory written by the device: the cost and
+  // the (not yet normalised) overlap weight of each transform.
+  double* costs_out;     // k
+  double* overlaps_out;  // k
 };
 
 }  // namespace regpipe::cost_cr_cuda

@@ -1,19 +1,29 @@
 // fused (ours). What makes it faster than Li & Kumar's five schemes on Hopper (README.md):
-// - one launch for all k transforms of a call (grid.y = transform);
+// - one launch for all k transforms of a call (grid.y = transform), which also finishes the
+//   evaluation: the last block of each transform to finish computes the cost (threadfence +
+//   atomic ticket, as CUB's single-pass reductions), writes it to the caller's page-locked
+//   memory and zeroes the sums for the next call (no memset, no copy back);
 // - warps walk "spans", runs of weighted reference voxels along x made once per reference:
 //   coalesced 2-byte bin loads, no index division, the row part of the voxel map computed
-//   once per span, and reference voxels of weight 0 never visited;
+//   once per span, and reference voxels of weight 0 never visited. A block owns a contiguous
+//   range of spans and its warps take neighbouring rows, so the eight trilinear neighbours
+//   of a row's samples, shared with the next rows, come from the SM's L1;
+// - each lane samples two voxels per step with unconditional loads (positions outside the
+//   moving image are clamped to its first voxel and weighted 0): 16 independent loads in
+//   flight per lane hide the memory latency;
 // - the most populated bin (the background: 44% of chris_t1, up to 77% of a head in Li &
 //   Kumar's Table IV) is summed in registers;
-// - the other samples of a warp are grouped by bin (match.any) and summed by shuffles, and
-//   one lane per group adds the group to the warp's private shared histogram with plain
-//   loads and stores: no atomics, none of the CAS loops that float atomics on shared memory
-//   compile to (sm_90 has no native float add on shared memory);
-// - the warp histograms of a block are summed in a fixed order and added to global memory as
-//   64-bit fixed point (native integer atomics, associative).
-// Deterministic: every sum has a fixed order or is an integer sum, so the costs repeat bit
-// for bit and do not depend on k (the partition of the spans depends only on the reference
-// and the device).
+// - every other sample goes to a per-block shared histogram of 64-bit integers (fixed point)
+//   with native 32-bit integer atomics (low word, then the high word plus the low word's
+//   carry): no float atomics, whose compare-and-swap loops (sm_90 has no float add on shared
+//   memory) replay once per colliding lane, and no per-warp grouping;
+// - blocks add their histograms to global memory as 64-bit integers (native atomics).
+// Deterministic: integer sums do not depend on their order and every float sum (a lane's
+// background-bin partials) has a fixed order given the partition of the spans, which depends
+// only on the reference and the device: costs repeat bit for bit and do not depend on k.
+// Exactness: each sample's w, w y and w y^2 are float products (as in every scheme) rounded
+// once to a multiple of 2^-61 of the largest possible total; the integer sums are exact.
+#include "../kernels/cr_finish.cuh"
 #include "../kernels/cr_sample.cuh"
 #include "schemes.hpp"
 
@@ -21,8 +31,6 @@
 
 namespace regpipe::cost_cr_cuda {
 namespace {
-
-constexpr unsigned kFullWarp = 0xffffffffu;
 
 // regpipe_common::trilinear with 32-bit offsets (the moving image has < 2^31 voxels,
 // checked in set_moving): the same neighbour clamps and the same arithmetic, so the same
@@ -49,134 +57,178 @@ __device__ __forceinline__ float trilinear_32(const float* __restrict__ data, co
   return c0 + fz * (c1 - c0);
 }
 
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(kFullWarp, v, offset);
-  return v;
+// Adds q to a 64-bit integer kept as two 32-bit words {low, high} in shared memory, with
+// native 32-bit atomics (a 64-bit add on shared memory compiles to a compare-and-swap loop).
+// Each add that wraps the low word carries exactly one into the high word, so the pair
+// holds the exact sum modulo 2^64 whatever the order of the adds.
+__device__ __forceinline__ void add_fixed(unsigned* words, long long q) {
+  const unsigned low = unsigned(q), high = unsigned(static_cast<unsigned long long>(q) >> 32);
+  const unsigned before = atomicAdd(words, low);
+  const unsigned carry = before + low < before ? 1u : 0u;
+  if (high + carry != 0u) atomicAdd(words + 1, high + carry);
+}
+
+__device__ __forceinline__ long long read_fixed(const unsigned* words) {
+  return static_cast<long long>((static_cast<unsigned long long>(words[1]) << 32) | words[0]);
+}
+
+// One sample: weight (0 when it does not count), moving value minus the mean, and the
+// reference weight for the overlap (0 outside).
+struct FusedSample {
+  float w, y, overlap;
+};
+
+// Samples span voxel `j` (in span order `index`) at reference x, as sample_voxel and cpu.cr
+// do, with every load unconditional so that the caller's two samples overlap their latency.
+template <bool kPlain>
+__device__ __forceinline__ FusedSample sample_span_voxel(const CrArgs& a, const FusedLayout& r, const double* map,
+                                                         double rx, double ry, double rz, int x, int index,
+                                                         bool in_span) {
+  // The CPU sums m0 x + m1 y + m2 z + m3 left to right; rx holds m1 y + m2 z + m3, so the
+  // double position can differ in its last bit, which moves the float position only on a
+  // rounding tie.
+  float px = float(fma(map[0], double(x), rx)), py = float(fma(map[4], double(x), ry)),
+        pz = float(fma(map[8], double(x), rz));
+  const bool inside = in_span && regpipe_common::inside(a.mov_grid, px, py, pz);
+  if (!inside) px = py = pz = 0.f;  // a valid place to load from; the sample weighs 0
+  const float value = a.nearest ? regpipe_common::nearest(a.mov, a.mov_grid, px, py, pz)
+                                : trilinear_32(a.mov, a.mov_grid, px, py, pz);
+  FusedSample s{0.f, value - a.mov_shift, 0.f};
+  if (kPlain) {
+    s.w = s.overlap = inside ? 1.f : 0.f;
+  } else {
+    // As sample_voxel and cpu.cr: w_ref * w_mov * border, in double, rounded once.
+    const float w_ref = r.ref_weight != nullptr && in_span ? r.ref_weight[index] : 1.f;
+    const float w_mov = a.mov_weight != nullptr ? trilinear_32(a.mov_weight, a.mov_grid, px, py, pz) : 1.f;
+    s.overlap = inside ? w_ref : 0.f;
+    s.w = inside ? float(double(w_ref) * double(w_mov) * a.border(px, py, pz)) : 0.f;
+  }
+  return s;
+}
+
+// Block histogram entries: sum c of bin b at 3 b + c (the global layout), the overlap at
+// 3 bins; two 32-bit words each. In the plain kernel the w entries and the overlap count
+// samples (every weight is 1) and are scaled when the block merges.
+struct BlockHistogram {
+  unsigned* words;
+  int bins;
+  __device__ unsigned* entry(int e) const { return words + 2 * e; }
+};
+
+// Accumulators of one lane: the background bin in registers (float, a lane's samples in
+// order), the overlap likewise.
+struct LaneSums {
+  float hot_w = 0.f, hot_wy = 0.f, hot_wyy = 0.f, overlap = 0.f;
+};
+
+template <bool kPlain>
+__device__ __forceinline__ void accumulate(const FusedSample& s, int bin, int hot_bin, const FixedPointScales& scale,
+                                           const BlockHistogram& h, LaneSums& lane) {
+  lane.overlap += s.overlap;
+  if (!(s.w > 0.f)) return;
+  const float wy = s.w * s.y, wyy = wy * s.y;
+  if (bin == hot_bin) {
+    lane.hot_w += s.w;
+    lane.hot_wy += wy;
+    lane.hot_wyy += wyy;
+    return;
+  }
+  unsigned* e = h.entry(kSumsPerBin * bin);
+  if (kPlain) atomicAdd(e, 1u);  // a count: at most 2^32 - 1 samples per block and bin
+  else add_fixed(e, __float2ll_rn(s.w * scale.w_f));
+  add_fixed(e + 2, __float2ll_rn(wy * scale.wy_f));
+  add_fixed(e + 4, __float2ll_rn(wyy * scale.wyy_f));
 }
 
 // kPlain: no weight images and no fuzzy border, so every sample inside weighs exactly 1 (the
-// common case, compiled without the weighting code). ptxas for sm_90 (CUDA 13.0): 52
-// registers (plain) and 59 (weighted), no spills: 4 blocks of 256 threads per SM, limited by
-// registers (shared memory: 24.6 KB a block at 256 bins).
+// common case, compiled without the weighting code).
 template <bool kPlain>
-__global__ void __launch_bounds__(1024) fused_kernel(CrArgs a, FusedLayout r, FixedPointScales scale) {
-  // Per warp: sum w [bins], sum w y [bins], sum w y^2 [bins], overlap [1].
-  extern __shared__ float warp_histograms[];
+__global__ void __launch_bounds__(1024) fused_kernel(CrArgs a, FusedLayout r, FixedPointScales scale,
+                                                     unsigned* tickets) {
+  extern __shared__ unsigned block_words[];  // (3 bins + 1) two-word entries
+  __shared__ double map[12];
+  __shared__ bool last_block;
   const int bins = a.bins;
-  const int stride = kSumsPerBin * bins + 1;
-  const int warps = int(blockDim.x / 32), warp = int(threadIdx.x / 32), lane = int(threadIdx.x % 32);
-  float* hist = warp_histograms + warp * stride;
-  for (int i = lane; i < stride; i += 32) hist[i] = 0.f;
-  __syncwarp();
-
+  const int entries = kSumsPerBin * bins + 1;
+  const BlockHistogram h{block_words, bins};
+  for (int i = int(threadIdx.x); i < 2 * entries; i += int(blockDim.x)) block_words[i] = 0u;
   const int t = int(blockIdx.y);
-  const double* m = a.maps + 12 * t;
-  const double mx = m[0], my = m[4], mz = m[8];  // d(position)/dx
-  float hot_w = 0.f, hot_wy = 0.f, hot_wyy = 0.f, overlap = 0.f;
-
-  for (uint32_t s = blockIdx.x * warps + warp; s < r.span_count; s += gridDim.x * warps) {
-    const int4 span = r.spans[s];
-    const int y = span.w % a.ref_grid.ny, z = span.w / a.ref_grid.ny;
-    // The part of each coordinate that is constant along the span, once per span. The CPU
-    // sums m0 x + m1 y + m2 z + m3 left to right; this order differs in the last double bit
-    // at most, which moves a float position only on a rounding tie.
-    const double rx = m[1] * y + m[2] * z + m[3];
-    const double ry = m[5] * y + m[6] * z + m[7];
-    const double rz = m[9] * y + m[10] * z + m[11];
-    for (int first = 0; first < span.z; first += 32) {  // the same trip count for the whole warp
-      const int j = first + lane;
-      const bool in_span = j < span.z;
-      const int bin = in_span ? int(r.bins[span.x + j]) : 0;
-      float w = 0.f, value = 0.f;
-      if (in_span) {
-        const double x = double(span.y + j);
-        const float px = float(fma(mx, x, rx)), py = float(fma(my, x, ry)), pz = float(fma(mz, x, rz));
-        if (regpipe_common::inside(a.mov_grid, px, py, pz)) {
-          if (kPlain) {
-            overlap += 1.f;
-            w = 1.f;
-          } else {
-            // As sample_voxel and cpu.cr: w_ref * w_mov * border, in double, rounded once.
-            const float w_ref = r.ref_weight != nullptr ? r.ref_weight[span.x + j] : 1.f;
-            overlap += w_ref;
-            const float w_mov = a.mov_weight != nullptr ? trilinear_32(a.mov_weight, a.mov_grid, px, py, pz) : 1.f;
-            w = float(double(w_ref) * double(w_mov) * a.border(px, py, pz));
-          }
-          if (w > 0.f)
-            value = a.nearest ? regpipe_common::nearest(a.mov, a.mov_grid, px, py, pz)
-                              : trilinear_32(a.mov, a.mov_grid, px, py, pz);
-        }
-      }
-      const float yv = value - a.mov_shift;
-      const bool counted = w > 0.f;
-      if (counted && bin == r.hot_bin) {
-        const float wy = w * yv;
-        hot_w += w;
-        hot_wy += wy;
-        hot_wyy += wy * yv;
-      }
-      const bool cold = counted && bin != r.hot_bin;
-      if (!__any_sync(kFullWarp, cold)) continue;
-      // Group the warp's cold samples by bin; each group is summed in lane order.
-      const unsigned peers = __match_any_sync(kFullWarp, cold ? bin : -1);
-      const int group = cold ? __popc(peers) : 0;
-      const int rounds = int(__reduce_max_sync(kFullWarp, unsigned(group)));
-      unsigned rest = peers;
-      float gw = 0.f, gwy = 0.f, gwyy = 0.f;
-      for (int i = 0; i < rounds; ++i) {
-        const int src = rest != 0 ? __ffs(int(rest)) - 1 : lane;
-        rest &= rest - 1;
-        const float wj = kPlain ? 1.f : __shfl_sync(kFullWarp, w, src);
-        const float yj = __shfl_sync(kFullWarp, yv, src);
-        if (i < group) {
-          const float wyj = wj * yj;
-          gw += wj;
-          gwy += wyj;
-          gwyy += wyj * yj;
-        }
-      }
-      if (cold && lane == __ffs(int(peers)) - 1) {  // the group's lowest lane adds it
-        hist[bin] += gw;
-        hist[bins + bin] += gwy;
-        hist[2 * bins + bin] += gwyy;
-      }
-      __syncwarp();
-    }
-  }
-
-  hot_w = warp_sum(hot_w);
-  hot_wy = warp_sum(hot_wy);
-  hot_wyy = warp_sum(hot_wyy);
-  overlap = warp_sum(overlap);
-  if (lane == 0) {
-    hist[r.hot_bin] += hot_w;
-    hist[bins + r.hot_bin] += hot_wy;
-    hist[2 * bins + r.hot_bin] += hot_wyy;
-    hist[kSumsPerBin * bins] = overlap;
-  }
+  // The maps may live in page-locked host memory: read once per block.
+  if (threadIdx.x < 12) map[threadIdx.x] = a.maps[12 * t + int(threadIdx.x)];
   __syncthreads();
 
-  // Block merge in warp order (double), then one fixed-point atomic per non-zero entry.
-  // Results layout (cuda_cr_cost.cu): sums[t][3 b + c], then overlap[t] after all k sums.
-  auto* sums = reinterpret_cast<unsigned long long*>(a.sums) + std::size_t(t) * kSumsPerBin * bins;
-  for (int e = int(threadIdx.x); e < stride; e += int(blockDim.x)) {
-    double total = 0.0;
-    for (int w = 0; w < warps; ++w) total += double(warp_histograms[w * stride + e]);
-    if (total == 0.0) continue;
-    const int c = e / bins, b = e % bins;
-    if (c == kSumsPerBin) {
-      atomicAdd(reinterpret_cast<unsigned long long*>(a.overlap) + t,
-                static_cast<unsigned long long>(llrint(total * scale.overlap)));
-    } else {
-      const double s = c == 0 ? scale.w : (c == 1 ? scale.wy : scale.wyy);
-      atomicAdd(sums + kSumsPerBin * b + c, static_cast<unsigned long long>(llrint(total * s)));
+  const int warps = int(blockDim.x / 32), warp = int(threadIdx.x / 32), lane_id = int(threadIdx.x % 32);
+  // This block's contiguous share of the spans; its warps take neighbouring spans.
+  const uint32_t first_span = uint32_t(uint64_t(blockIdx.x) * r.span_count / gridDim.x);
+  const uint32_t end_span = uint32_t(uint64_t(blockIdx.x + 1) * r.span_count / gridDim.x);
+  LaneSums lane;
+  for (uint32_t s = first_span + uint32_t(warp); s < end_span; s += uint32_t(warps)) {
+    const int4 span = r.spans[s];
+    const int y = span.w % a.ref_grid.ny, z = span.w / a.ref_grid.ny;
+    const double rx = map[1] * y + map[2] * z + map[3];
+    const double ry = map[5] * y + map[6] * z + map[7];
+    const double rz = map[9] * y + map[10] * z + map[11];
+    for (int first = 0; first < span.z; first += 64) {  // the same trip count for the whole warp
+      const int j0 = first + lane_id, j1 = j0 + 32;
+      const bool in0 = j0 < span.z, in1 = j1 < span.z;
+      const int bin0 = in0 ? int(r.bins[span.x + j0]) : 0, bin1 = in1 ? int(r.bins[span.x + j1]) : 0;
+      const FusedSample s0 = sample_span_voxel<kPlain>(a, r, map, rx, ry, rz, span.y + j0, span.x + j0, in0);
+      const FusedSample s1 = sample_span_voxel<kPlain>(a, r, map, rx, ry, rz, span.y + j1, span.x + j1, in1);
+      accumulate<kPlain>(s0, bin0, r.hot_bin, scale, h, lane);
+      accumulate<kPlain>(s1, bin1, r.hot_bin, scale, h, lane);
     }
   }
+  // The lanes' register sums join the block histogram (one add per lane and sum).
+  unsigned* hot = h.entry(kSumsPerBin * r.hot_bin);
+  if (kPlain) {
+    atomicAdd(hot, unsigned(lane.hot_w));      // a count, exact in float below 2^24
+    atomicAdd(h.entry(entries - 1), unsigned(lane.overlap));
+  } else {
+    add_fixed(hot, __double2ll_rn(double(lane.hot_w) * scale.w));
+    add_fixed(h.entry(entries - 1), __double2ll_rn(double(lane.overlap) * scale.overlap));
+  }
+  add_fixed(hot + 2, __double2ll_rn(double(lane.hot_wy) * scale.wy));
+  add_fixed(hot + 4, __double2ll_rn(double(lane.hot_wyy) * scale.wyy));
+  __syncthreads();
+
+  // Block merge: one native 64-bit integer atomic per non-zero entry. Results layout
+  // (cuda_cr_cost.cu): sums[t][3 b + c]; overlap[t].
+  auto* sums = reinterpret_cast<unsigned long long*>(a.sums) + std::size_t(t) * kSumsPerBin * bins;
+  auto* overlap = reinterpret_cast<unsigned long long*>(a.overlap) + t;
+  for (int e = int(threadIdx.x); e < entries; e += int(blockDim.x)) {
+    long long v = read_fixed(h.entry(e));
+    if (v == 0) continue;
+    const bool is_overlap = e == entries - 1;
+    if (kPlain && (is_overlap || e % kSumsPerBin == 0)) v *= is_overlap ? scale.overlap_one : scale.w_one;
+    atomicAdd(is_overlap ? overlap : sums + e, static_cast<unsigned long long>(v));
+  }
+
+  // The last block of transform t to get here finishes it.
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last_block = atomicAdd(tickets + t, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last_block) return;
+  __threadfence();
+  const auto* fixed = reinterpret_cast<const long long*>(sums);
+  const double total_overlap = double(__ldcg(reinterpret_cast<const long long*>(overlap))) / scale.overlap;
+  finish_transform(
+      a, t, total_overlap,
+      [&](int i) {
+        const int c = i % kSumsPerBin;
+        return double(__ldcg(fixed + i)) / (c == 0 ? scale.w : (c == 1 ? scale.wy : scale.wyy));
+      },
+      [&] {
+        for (int i = int(threadIdx.x); i < kSumsPerBin * bins; i += int(blockDim.x)) sums[i] = 0ull;
+        if (threadIdx.x == 0) {
+          *overlap = 0ull;
+          tickets[t] = 0u;
+        }
+      });
 }
 
 template <bool kPlain>
 int resident_blocks(int threads_per_block, std::size_t shared) {
-  RP_CUDA_CHECK(cudaFuncSetAttribute(fused_kernel<kPlain>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
   int blocks = 0;
   RP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fused_kernel<kPlain>, threads_per_block, shared));
   if (blocks < 1)
@@ -219,23 +271,23 @@ void prepare_fused(const regpipe_common::PreparedImage& ref, int hot_bin, int th
   layout.bins = buffers.bins.get();
   layout.ref_weight = weights.empty() ? nullptr : buffers.ref_weight.get();
   layout.hot_bin = hot_bin;
-  const std::size_t shared = per_warp_histogram_bytes(threads_per_block, ref.binning.bins);
+  const std::size_t shared = fused_histogram_bytes(ref.binning.bins);
   layout.blocks_per_sm[0] = resident_blocks<false>(threads_per_block, shared);
   layout.blocks_per_sm[1] = resident_blocks<true>(threads_per_block, shared);
 }
 
 void run_fused(const SchemeLaunch& l) {
   const FusedLayout& r = l.layouts->fused;
-  if (r.span_count == 0) return;
   const bool plain = l.unit_weights;
   // Per transform: one wave of resident blocks, or a span per warp when the reference has
-  // fewer (short latency chains at the coarse levels). Independent of k, so a transform's
-  // sums do not depend on the batch it came in.
+  // fewer (short latency chains at the coarse levels); at least one block, which finishes
+  // the transform even without spans. Independent of k, so a transform's sums do not depend
+  // on the batch it came in.
   const uint32_t warps = uint32_t(l.threads_per_block / 32);
-  const std::size_t by_work = (r.span_count + warps - 1) / warps;
+  const std::size_t by_work = std::max<std::size_t>(1, (r.span_count + warps - 1) / warps);
   const std::size_t resident = std::size_t(r.blocks_per_sm[plain ? 1 : 0]) * std::size_t(l.sm_count);
   const unsigned blocks = l.blocks > 0 ? unsigned(l.blocks) : unsigned(std::min(by_work, resident));
-  const std::size_t shared = per_warp_histogram_bytes(l.threads_per_block, l.args.bins);
+  const std::size_t shared = fused_histogram_bytes(l.args.bins);
   const std::size_t entries = std::size_t(l.args.bins) * kSumsPerBin;
   // grid.y is limited to 65535 transforms per launch.
   for (std::size_t first = 0; first < l.k; first += 65535) {
@@ -244,11 +296,13 @@ void run_fused(const SchemeLaunch& l) {
     args.maps += 12 * first;
     args.sums += first * entries;
     args.overlap += first;
+    args.costs_out += first;
+    args.overlaps_out += first;
     const dim3 grid(blocks, batch);
     if (plain)
-      fused_kernel<true><<<grid, l.threads_per_block, shared, l.stream>>>(args, r, l.fixed);
+      fused_kernel<true><<<grid, l.threads_per_block, shared, l.stream>>>(args, r, l.fixed, l.tickets + first);
     else
-      fused_kernel<false><<<grid, l.threads_per_block, shared, l.stream>>>(args, r, l.fixed);
+      fused_kernel<false><<<grid, l.threads_per_block, shared, l.stream>>>(args, r, l.fixed, l.tickets + first);
     RP_CUDA_CHECK_LAUNCH("fused_kernel");
   }
 }

@@ -1,7 +1,8 @@
-// The accumulation schemes. Each takes the shared kernel arguments and writes, for every one
-// of the k transforms, the bin sums and the overlap weight into the zeroed results buffer,
-// encoded as its SchemeInfo says. Li & Kumar 2014, section III (scheme1..scheme5); `fused`
-// is ours (README.md).
+// The accumulation schemes. Each takes the shared kernel arguments and, for every one of the
+// k transforms, adds the bin sums and the overlap weight into the zeroed results buffer:
+// scheme1..scheme5 as doubles, then finish_double_sums computes the costs; fused as 64-bit
+// fixed point, and its kernel computes the costs itself. Li & Kumar 2014, section III
+// (scheme1..scheme5); `fused` is ours (README.md).
 #pragma once
 
 #include "../device_buffer.hpp"
@@ -17,11 +18,13 @@
 
 namespace regpipe::cost_cr_cuda {
 
-// Fixed-point scales of fused's results: a sum s is stored as the integer llrint(s * scale),
+// Fixed-point scales of fused's sums: a sum s is stored as the integer llrint(s * scale),
 // scale a power of two chosen per sum so that the largest possible total stays below 2^61.
 // Integer addition is associative, so the result does not depend on the order of the atomics.
 struct FixedPointScales {
   double w = 1.0, wy = 1.0, wyy = 1.0, overlap = 1.0;
+  float w_f = 1.f, wy_f = 1.f, wyy_f = 1.f;  // the same powers of two, for the per-sample products
+  long long w_one = 1, overlap_one = 1;       // a weight (or overlap) of exactly 1 in fixed point
 };
 
 // fused's reference layout: the runs of weighted voxels along x ("spans"), each voxel's bin
@@ -56,6 +59,7 @@ struct SchemeLaunch {
   const ReferenceLayouts* layouts = nullptr;
   bool unit_weights = true;  // no weight images and no fuzzy border: every sample inside weighs 1
   FixedPointScales fixed;    // fused only
+  unsigned* tickets = nullptr;  // fused: k counters of finished blocks, zero between calls
   DeviceBuffer<float>* scratch = nullptr;         // scheme-private working memory
   DeviceBuffer<double>* scratch_double = nullptr;
 };
@@ -66,11 +70,10 @@ void run_scheme3a(const SchemeLaunch& l);  // per-block shared histograms, merge
 void run_scheme3b(const SchemeLaunch& l);  // per-block shared histograms, merged by a reduction
 void run_scheme4(const SchemeLaunch& l);   // per-warp shared histograms
 void run_scheme5(const SchemeLaunch& l);   // presorted reference, conflict-free
-void run_fused(const SchemeLaunch& l);     // ours: batched, span-walking, deterministic
+void run_fused(const SchemeLaunch& l);     // ours: batched, span-walking, deterministic, finishes itself
 
-// How a scheme leaves the sums in the results buffer: doubles, or int64 fixed point with
-// SchemeLaunch::fixed's scales (fused).
-enum class SumsEncoding { kDouble, kFixedPoint };
+// After scheme1..scheme5: the costs from the double sums, which it zeroes (cr_finish.cuh).
+void finish_double_sums(const SchemeLaunch& l);
 
 // scheme5's preprocessing: sorts the voxels with weight > 0 by bin (Thrust) and cuts the runs
 // of each bin into chunks of at most `max_workload` voxels. Fills the layout's sorted/chunks
@@ -94,10 +97,16 @@ struct FusedBuffers {
 void prepare_fused(const regpipe_common::PreparedImage& ref, int hot_bin, int threads_per_block,
                    cudaStream_t stream, FusedBuffers& buffers, FusedLayout& layout);
 
-// Shared memory of one block of scheme4 or fused: a float histogram (3 sums per bin) per warp,
-// plus fused's overlap slot. Checked against the device limit when the instance is created.
+// Shared memory of one block of scheme4: a float histogram (3 sums per bin) per warp.
+// Checked against the device limit when the instance is created.
 inline std::size_t per_warp_histogram_bytes(int threads_per_block, int bins) {
-  return std::size_t(threads_per_block / 32) * (std::size_t(bins) * kSumsPerBin + 1) * sizeof(float);
+  return std::size_t(threads_per_block / 32) * std::size_t(bins) * kSumsPerBin * sizeof(float);
+}
+
+// Shared memory of one block of fused: 3 sums per bin and the overlap, 64-bit integers
+// (24.6 KB at the largest bin count, 1024: within every device's default 48 KB).
+inline std::size_t fused_histogram_bytes(int bins) {
+  return (std::size_t(bins) * kSumsPerBin + 1) * sizeof(unsigned long long);
 }
 
 // Blocks for a grid-stride pass over `work` items: enough to fill the GPU, no more than
