@@ -14,16 +14,7 @@ __device__ double block_histogram(const CrArgs& a, const double* m, uint32_t vox
   const int entries = a.bins * kSumsPerBin;
   for (int i = threadIdx.x; i < entries; i += blockDim.x) hist[i] = 0.f;
   __syncthreads();
-  double overlap = 0.0;
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < voxels; i += gridDim.x * blockDim.x) {
-    const CrSample s = sample_voxel(a, m, i);
-    overlap += s.w_ref;
-    if (!(s.weight > 0.f)) continue;
-    float* bin = hist + kSumsPerBin * s.bin;
-    atomicAdd(bin, s.weight);
-    atomicAdd(bin + 1, s.weight * s.y);
-    atomicAdd(bin + 2, s.weight * s.y * s.y);
-  }
+  const double overlap = accumulate_shared_histogram(a, m, voxels, hist);
   __syncthreads();
   return overlap;
 }

@@ -14,17 +14,7 @@ __global__ void scheme4_kernel(CrArgs a, uint32_t voxels, int t) {
   for (int i = threadIdx.x; i < warps * entries; i += blockDim.x) hists[i] = 0.f;
   __syncthreads();
   float* hist = hists + (threadIdx.x / 32) * entries;
-  const double* m = a.maps + 12 * t;
-  double overlap = 0.0;
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < voxels; i += gridDim.x * blockDim.x) {
-    const CrSample s = sample_voxel(a, m, i);
-    overlap += s.w_ref;
-    if (!(s.weight > 0.f)) continue;
-    float* bin = hist + kSumsPerBin * s.bin;
-    atomicAdd(bin, s.weight);
-    atomicAdd(bin + 1, s.weight * s.y);
-    atomicAdd(bin + 2, s.weight * s.y * s.y);
-  }
+  const double overlap = accumulate_shared_histogram(a, a.maps + 12 * t, voxels, hist);
   __syncthreads();
   double* sums = a.sums + std::size_t(t) * entries;
   for (int e = threadIdx.x; e < entries; e += blockDim.x) {
@@ -40,8 +30,7 @@ __global__ void scheme4_kernel(CrArgs a, uint32_t voxels, int t) {
 void run_scheme4(const SchemeLaunch& l) {
   const uint32_t voxels = l.layouts->voxel_count;
   const int blocks = grid_blocks(l, voxels);
-  const std::size_t shared =
-      std::size_t(l.threads_per_block / 32) * l.args.bins * kSumsPerBin * sizeof(float);
+  const std::size_t shared = per_warp_histogram_bytes(l.threads_per_block, l.args.bins);
   RP_CUDA_CHECK(cudaFuncSetAttribute(scheme4_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
   for (std::size_t t = 0; t < l.k; ++t) {
     scheme4_kernel<<<blocks, l.threads_per_block, shared, l.stream>>>(l.args, voxels, int(t));
