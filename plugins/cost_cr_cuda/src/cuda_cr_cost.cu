@@ -179,14 +179,14 @@ FixedPointScales CudaCrCost::fixed_point_scales() const {
 }
 
 void CudaCrCost::ensure_results(std::size_t k) {
-  if (k <= results_capacity_) return;
-  const std::size_t doubles = k * (std::size_t(bins_) * kSumsPerBin + 1);
+  if (k <= results_capacity_ && results_zero_) return;
+  results_capacity_ = std::max(results_capacity_, k);
+  const std::size_t doubles = results_capacity_ * (std::size_t(bins_) * kSumsPerBin + 1);
   results_.ensure(doubles);
-  tickets_.ensure(k);
-  // Once per growth; afterwards every call's finish step leaves them zero.
+  tickets_.ensure(results_capacity_);
   RP_CUDA_CHECK(cudaMemsetAsync(results_.get(), 0, doubles * sizeof(double), stream_));
-  RP_CUDA_CHECK(cudaMemsetAsync(tickets_.get(), 0, k * sizeof(unsigned), stream_));
-  results_capacity_ = k;
+  RP_CUDA_CHECK(cudaMemsetAsync(tickets_.get(), 0, results_capacity_ * sizeof(unsigned), stream_));
+  results_zero_ = true;
 }
 
 void CudaCrCost::evaluate(const rp_cost_request& request) {
@@ -210,6 +210,7 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
                                   stream_));
   }
   ensure_results(k);
+  results_zero_ = false;  // until this call's finish step has run
   host_out_.ensure(2 * k);
 
   SchemeLaunch l;
@@ -243,6 +244,7 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
   scheme_.run(l);
   if (!scheme_.finishes_itself) finish_double_sums(l);
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the one sync of an evaluation
+  results_zero_ = true;
 
   const double* costs = host_out_.get();
   const double* overlaps = costs + k;

@@ -36,7 +36,8 @@ class CudaCrCost {
  private:
   void check_device_memory(std::size_t bytes, const char* what) const;
   FixedPointScales fixed_point_scales() const;
-  // Results and tickets for k transforms, zero (the finish steps leave them zero).
+  // Results and tickets for k transforms, zero: the finish steps leave them so, and a call
+  // that stopped before its finish step (an error) has them cleared by the next.
   void ensure_results(std::size_t k);
 
   DeviceInfo device_;
@@ -64,6 +65,7 @@ class CudaCrCost {
   DeviceBuffer<double> results_;
   DeviceBuffer<unsigned> tickets_;
   std::size_t results_capacity_ = 0;
+  bool results_zero_ = false;
   DeviceBuffer<float> scratch_;
 };
 
