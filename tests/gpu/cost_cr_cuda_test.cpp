@@ -328,3 +328,36 @@ TEST_F(CudaCrFused, BatchesLargerThanOneLaunchGiveTheSameBits) {
     EXPECT_EQ(after, expected) << kernel << ": a batch of 100 after the big one differs (sums or tickets not reset)";
   }
 }
+
+// fused's partition of the spans over blocks and warps, and the last-block finish, for the
+// extremes: one block for all spans (one ticket), more blocks than warps of work (blocks
+// without spans still take their ticket), one warp a block and 32 warps a block (the finish
+// step's block sums). Each must agree with cpu.cr and repeat bit for bit.
+TEST_F(CudaCrFused, AnyBlockPartitionAgreesWithTheCpuReference) {
+  constexpr double kMm = 8;
+  constexpr int kBinsHere = 128;
+  constexpr int kCount = 20;
+  if (!prepare_level(kMm, kBinsHere)) GTEST_SKIP() << "shared data not found: " << test::shared_data_dir();
+  Fixture& f = fixture();
+  const auto& cpu = f.cpu_costs.at({kBinsHere, kMm});
+  const auto& cpu_overlap = f.cpu_overlaps.at({kBinsHere, kMm});
+  const std::pair<const char*, const char*> shapes[] = {{"1", "256"}, {"7", "32"}, {"5000", "1024"}, {"0", "1024"}};
+  for (const auto& [blocks, threads] : shapes) {
+    const std::string shape = std::string("blocks=") + blocks + " threads_per_block=" + threads;
+    auto gpu = make_cost("cuda.cr", {{"scheme", "fused"},
+                                     {"bins", std::to_string(kBinsHere)},
+                                     {"blocks", blocks},
+                                     {"threads_per_block", threads}});
+    gpu->set_reference(f.levels.at(kMm).first, nullptr);
+    gpu->set_moving(f.levels.at(kMm).second, nullptr);
+    std::vector<double> costs(kCount), overlaps(kCount), again(kCount);
+    gpu->evaluate(f.matrices.at(kMm).data(), kCount, costs.data(), overlaps.data());
+    gpu->evaluate(f.matrices.at(kMm).data(), kCount, again.data());
+    for (int t = 0; t < kCount; ++t) {
+      EXPECT_LE(std::fabs(costs[t] - cpu[t]) / std::max(cpu[t], 1e-3), tolerance("fused"))
+          << shape << ", transform " << t << ": gpu " << costs[t] << " cpu " << cpu[t];
+      EXPECT_NEAR(overlaps[t], cpu_overlap[t], 1e-6) << shape << ", transform " << t;
+    }
+    EXPECT_EQ(again, costs) << shape << ": a second call differs (not bitwise repeatable, or sums not reset)";
+  }
+}
