@@ -179,7 +179,7 @@ __global__ void __launch_bounds__(1024) fused_kernel(CrArgs a, FusedLayout r, Fi
   const BlockHistogram h{block_words, bins};
   for (int i = int(threadIdx.x); i < 2 * entries; i += int(blockDim.x)) block_words[i] = 0u;
   const int t = int(blockIdx.y);
-  // The maps may live in page-locked host memory: read once per block.
+  // The map once per block, not once per span.
   if (threadIdx.x < 12) map[threadIdx.x] = a.maps[12 * t + int(threadIdx.x)];
   __syncthreads();
 
