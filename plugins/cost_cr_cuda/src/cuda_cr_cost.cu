@@ -81,7 +81,7 @@ CudaCrCost::CudaCrCost(const rp_host*, const rp::Params& params)
   if (it == schemes().end())
     throw rp::Error(RP_INVALID_ARGUMENT, "scheme=" + scheme_name_ + " is not a cuda.cr scheme");
   scheme_ = it->second;
-  device_ = select_device(read_int(params, "device"));
+  device_ = regpipe_common_cuda::select_device(read_int(params, "device"), "cpu.cr");
   if (scheme_name_ == "scheme4" && per_warp_histogram_bytes(threads_per_block_, bins_) > device_.shared_per_block)
     throw rp::Error(RP_INVALID_ARGUMENT,
                     scheme_name_ + " with threads_per_block=" + std::to_string(threads_per_block_) + " and bins=" +

@@ -6,12 +6,11 @@
 // synchronises once.
 #pragma once
 
-#include "device_buffer.hpp"
-#include "device_session.hpp"
-#include "pinned_buffer.hpp"
 #include "schemes/schemes.hpp"
 
 #include <regpipe/plugin.hpp>
+#include <regpipe_common_cuda/device_session.hpp>
+#include <regpipe_common_cuda/pinned_buffer.hpp>
 #include <regpipe_common/prepared_image.hpp>
 
 #include <optional>
@@ -19,6 +18,9 @@
 #include <vector>
 
 namespace regpipe::cost_cr_cuda {
+
+using regpipe_common_cuda::DeviceInfo;
+using regpipe_common_cuda::PinnedBuffer;
 
 class CudaCrCost {
  public:

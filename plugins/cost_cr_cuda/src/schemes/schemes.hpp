@@ -5,10 +5,11 @@
 // (scheme1..scheme5); `fused` is ours (README.md).
 #pragma once
 
-#include "../device_buffer.hpp"
 #include "../kernels/cr_args.hpp"
 
 #include <regpipe_common/prepared_image.hpp>
+
+#include <regpipe_common_cuda/device_buffer.hpp>
 
 #include <cuda_runtime.h>
 
@@ -17,6 +18,8 @@
 #include <vector>
 
 namespace regpipe::cost_cr_cuda {
+
+using regpipe_common_cuda::DeviceBuffer;
 
 // Fixed-point scales of fused's sums: a sum s is stored as the integer llrint(s * scale),
 // scale a power of two chosen per sum so that the largest possible total stays below 2^61.

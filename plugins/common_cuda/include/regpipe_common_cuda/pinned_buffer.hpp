@@ -3,11 +3,11 @@
 // microseconds per call — the whole evaluation at the 8 mm level.
 #pragma once
 
-#include "cuda_check.hpp"
+#include "regpipe_common_cuda/cuda_check.hpp"
 
 #include <cstddef>
 
-namespace regpipe::cost_cr_cuda {
+namespace regpipe_common_cuda {
 
 template <class T>
 class PinnedBuffer {
@@ -34,4 +34,4 @@ class PinnedBuffer {
   std::size_t capacity_ = 0;
 };
 
-}  // namespace regpipe::cost_cr_cuda
+}  // namespace regpipe_common_cuda

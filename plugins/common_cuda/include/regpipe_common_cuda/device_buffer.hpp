@@ -2,12 +2,12 @@
 // ensure() grows it only when a call needs more.
 #pragma once
 
-#include "cuda_check.hpp"
+#include "regpipe_common_cuda/cuda_check.hpp"
 
 #include <cstddef>
 #include <vector>
 
-namespace regpipe::cost_cr_cuda {
+namespace regpipe_common_cuda {
 
 template <class T>
 class DeviceBuffer {
@@ -43,4 +43,4 @@ class DeviceBuffer {
   std::size_t capacity_ = 0, size_ = 0;
 };
 
-}  // namespace regpipe::cost_cr_cuda
+}  // namespace regpipe_common_cuda

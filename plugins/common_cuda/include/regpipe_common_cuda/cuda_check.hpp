@@ -8,7 +8,7 @@
 
 #include <string>
 
-namespace regpipe::cost_cr_cuda {
+namespace regpipe_common_cuda {
 
 [[noreturn]] inline void throw_cuda_error(cudaError_t e, const char* call, const char* file, int line) {
   const rp_status status = e == cudaErrorMemoryAllocation ? RP_OUT_OF_MEMORY : RP_DEVICE;
@@ -16,13 +16,13 @@ namespace regpipe::cost_cr_cuda {
                               std::to_string(line) + ")");
 }
 
-}  // namespace regpipe::cost_cr_cuda
+}  // namespace regpipe_common_cuda
 
 #define RP_CUDA_CHECK(call)                                                                   \
   do {                                                                                        \
     const cudaError_t rp_cuda_status_ = (call);                                               \
     if (rp_cuda_status_ != cudaSuccess)                                                       \
-      ::regpipe::cost_cr_cuda::throw_cuda_error(rp_cuda_status_, #call, __FILE__, __LINE__); \
+      ::regpipe_common_cuda::throw_cuda_error(rp_cuda_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
 // After a kernel launch: launch-configuration errors surface here, not at the next sync.

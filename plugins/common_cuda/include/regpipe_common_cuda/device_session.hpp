@@ -1,0 +1,21 @@
+// Choosing the CUDA device, with the errors a user can act on (shared by the CUDA plugins).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace regpipe_common_cuda {
+
+struct DeviceInfo {
+  int index = 0;
+  int sm_count = 1;
+  std::size_t shared_per_block = 48 * 1024;  // the opt-in maximum of dynamic shared memory
+  std::string name;
+};
+
+// Selects device `index` for this thread. Throws rp::Error(RP_DEVICE) naming the problem and
+// `cpu_alternative` (the component to use instead, e.g. "cpu.cr") when there is no usable
+// device or the index is out of range.
+DeviceInfo select_device(int index, const std::string& cpu_alternative);
+
+}  // namespace regpipe_common_cuda
