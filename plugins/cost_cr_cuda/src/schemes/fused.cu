@@ -112,7 +112,6 @@ __device__ __forceinline__ FusedSample sample_span_voxel(const CrArgs& a, const 
 // samples (every weight is 1) and are scaled when the block merges.
 struct BlockHistogram {
   unsigned* words;
-  int bins;
   __device__ unsigned* entry(int e) const { return words + 2 * e; }
 };
 
@@ -176,7 +175,7 @@ __global__ void __launch_bounds__(1024) fused_kernel(CrArgs a, FusedLayout r, Fi
   __shared__ bool last_block;
   const int bins = a.bins;
   const int entries = kSumsPerBin * bins + 1;
-  const BlockHistogram h{block_words, bins};
+  const BlockHistogram h{block_words};
   for (int i = int(threadIdx.x); i < 2 * entries; i += int(blockDim.x)) block_words[i] = 0u;
   const int t = int(blockIdx.y);
   // The map once per block, not once per span.
