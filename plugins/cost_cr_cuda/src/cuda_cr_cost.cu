@@ -54,8 +54,8 @@ double fixed_point_scale(double bound) {
   return std::ldexp(1.0, 61 - std::max(exponent, -59));
 }
 
-// The device address of page-locked host memory (unified addressing: the kernels read and
-// write it in place, no copy).
+// The device address of page-locked host memory (unified addressing): the finish steps
+// write the costs there in place, no copy back.
 template <class T>
 T* device_view(const PinnedBuffer<T>& buffer) {
   void* device = nullptr;
@@ -204,11 +204,11 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
     regpipe_common::make_voxel_map(ref_->voxel_to_world, matrix, mov_->voxel_to_world, &map);
     std::copy(map.m, map.m + 12, host_maps_.get() + 12 * t);
   }
-  if (!scheme_.finishes_itself) {  // the other schemes read the map once per voxel: from device memory
-    maps_.ensure(12 * k);
-    RP_CUDA_CHECK(cudaMemcpyAsync(maps_.get(), host_maps_.get(), 12 * k * sizeof(double), cudaMemcpyHostToDevice,
-                                  stream_));
-  }
+  // One copy to the device (read in place from host memory, the maps would cost every block
+  // of a batch a PCIe round trip).
+  maps_.ensure(12 * k);
+  RP_CUDA_CHECK(cudaMemcpyAsync(maps_.get(), host_maps_.get(), 12 * k * sizeof(double), cudaMemcpyHostToDevice,
+                                stream_));
   ensure_results(k);
   results_zero_ = false;  // until this call's finish step has run
   host_out_.ensure(2 * k);
@@ -225,7 +225,7 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
   a.nearest = nearest_ ? 1 : 0;
   a.border = regpipe_common::BorderWeight(mov_->grid, mov_->spacing_mm, border_mm_);
   a.bins = bins_;
-  a.maps = scheme_.finishes_itself ? device_view(host_maps_) : maps_.get();
+  a.maps = maps_.get();
   a.sums = results_.get();
   a.overlap = results_.get() + results_capacity_ * entries;
   a.costs_out = device_view(host_out_);

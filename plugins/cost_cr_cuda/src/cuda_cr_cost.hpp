@@ -32,7 +32,7 @@ class CudaCrCost {
 
   struct Scheme {
     void (*run)(const SchemeLaunch&);
-    bool finishes_itself;  // fused: its kernel computes the costs and reads the maps from host memory
+    bool finishes_itself;  // fused: its kernel computes the costs (else finish_double_sums)
   };
 
  private:
@@ -59,8 +59,8 @@ class CudaCrCost {
   PresortBuffers presort_;
   FusedBuffers fused_;
   ReferenceLayouts layouts_;
-  // Per evaluation: k maps in (page-locked; fused reads them in place, the other schemes get
-  // one copy); k costs then k overlaps out, written by the device.
+  // Per evaluation: k maps in (page-locked, one copy to maps_); k costs then k overlaps out,
+  // written by the device in place.
   PinnedBuffer<double> host_maps_, host_out_;
   DeviceBuffer<double> maps_, scratch_double_;
   // results_capacity_ transforms of sums, then their overlaps; zero between calls.
