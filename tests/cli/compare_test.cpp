@@ -271,7 +271,7 @@ outputs: {dir: out}
       EXPECT_LE(std::abs(profile_minimum(profiles, cost, param)), steps * profile_step(param) + 1e-9)
           << cost << " along " << param;
   }
-  EXPECT_NE(read_text(dir_ / "out" / "summary.md").find("result of the pipeline's registration"), std::string::npos);
+  EXPECT_NE(read_text(dir_ / "out" / "summary.md").find("result of the pipeline's registration with cpu.cr"), std::string::npos);
 }
 
 // `regpipe run` with outputs.qa_png (the picture's content is tested in qa_picture_test.cpp).

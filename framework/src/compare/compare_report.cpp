@@ -120,8 +120,7 @@ std::string summary_md(const CompareConfig& c, const CompareResults& r) {
      << "Reference `" << in.reference.path.filename().string() << "`, moving `"
      << in.moving.front().path.filename().string() << "`, evaluated at the " << num(c.level_mm, "%g")
      << " mm level (" << r.level_dims[0] << "x" << r.level_dims[1] << "x" << r.level_dims[2]
-     << " voxels). Centre: " << r.centre_source << ". Reference cost: `"
-     << c.costs[c.reference_cost].label << "`.\n\n";
+     << " voxels). Centre: " << r.centre_source << ".\n\n";
 
   md << "## Agreement and speed\n\n"
      << "Relative difference from the CPU implementation of the same measure over "

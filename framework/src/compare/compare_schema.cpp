@@ -13,10 +13,11 @@ const std::vector<PipelineKeyDoc>& compare_schema() {
       {"costs.cpu_reference", "label", "cpu.<measure>",
        "The entry that implements the same measure on the CPU (default: the entry labelled "
        "cpu.<last part of the id>, e.g. cpu.cr for cuda.cr, when listed)."},
-      {"reference_cost", "label", "the first cost", "The cost the summary ranks the others against."},
+      {"reference_cost", "label", "the first cost",
+       "The cost of the registration that gives the centre (centre: registration)."},
       {"centre", "truth, registration or a path", "truth if the pipeline has one, else registration",
        "Centre of the profiles and random transforms: the pipeline's evaluation.truth, the result "
-       "of the pipeline's registration, or a transform file (transform_world.txt form, or FSL .mat)."},
+       "of the pipeline's registration with reference_cost, or a transform file (transform_world.txt form, or FSL .mat)."},
       {"level_mm", "number > 0", "4", "Resolution level (mm) at which every cost is evaluated."},
       {"profiles.points", "odd int >= 3", "21", "Points per parameter profile (the centre is the middle one)."},
       {"profiles.rotation_deg", "number > 0", "10", "Half-range of the rotation profiles (degrees)."},

@@ -40,6 +40,13 @@ std::vector<double> matrices_at(const AffineParams& centre, const Eigen::Vector3
   return out;
 }
 
+// The pipeline with its cost replaced by one of the compared costs.
+Pipeline with_cost(const Pipeline& pipeline, const CompareCost& cost) {
+  Pipeline p = pipeline;
+  p.registration.cost = cost.spec;
+  return p;
+}
+
 struct LevelPair {
   Image reference, moving;
   std::optional<Image> reference_weight, moving_weight;
@@ -70,10 +77,11 @@ Eigen::Matrix4d centre_transform(const CompareConfig& c, const RegistrationImage
     return full_extension(c.centre_file) == ".mat" ? from_fsl_matrix(m, images.reference, images.moving)
                                                    : from_world_ras_forward(m);
   }
-  services.log(RP_LOG_INFO, "registering with the pipeline's settings for the centre");
-  const RegistrationResult r = register_images(c.pipeline, images, plugins, services);
-  *source = "the result of the pipeline's registration (cost " + r.components.front().id + ", " +
-            std::to_string(c.pipeline.registration.dof) + " DOF)";
+  const CompareCost& cost = c.costs[c.reference_cost];
+  services.log(RP_LOG_INFO, "registering with " + cost.label + " for the centre");
+  const RegistrationResult r = register_images(with_cost(c.pipeline, cost), images, plugins, services);
+  *source = "the result of the pipeline's registration with " + cost.label + " (" +
+            std::to_string(c.pipeline.registration.dof) + " DOF, optimizer " + r.components[1].id + ")";
   return r.ref_to_mov;
 }
 
@@ -161,9 +169,7 @@ void run_compare(const CompareConfig& c, const PluginHost& plugins, HostServices
   if (c.register_each) {
     for (const auto& cost : c.costs) {
       services.progress(0.0, "registering with " + cost.label);
-      Pipeline p = c.pipeline;
-      p.registration.cost = cost.spec;
-      const RegistrationResult result = register_images(p, images, plugins, services);
+      const RegistrationResult result = register_images(with_cost(c.pipeline, cost), images, plugins, services);
       r.registrations.push_back({result.ref_to_mov,
                                  mean_displacement_mm(result.ref_to_mov, r.centre, images.reference, threshold),
                                  result.seconds_pyramid + result.seconds_search, result.evaluations,

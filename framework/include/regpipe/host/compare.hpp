@@ -24,7 +24,7 @@ struct CompareConfig {
   std::filesystem::path source;   // the compare YAML
   Pipeline pipeline;              // images, registration settings, optional truth
   std::vector<CompareCost> costs;
-  size_t reference_cost = 0;      // index into costs
+  size_t reference_cost = 0;      // index into costs: the cost of the centre's registration
   std::string centre;             // "truth", "registration" or "file"
   std::filesystem::path centre_file;  // transform_world.txt form, or an FSL .mat
   double level_mm = 4.0;
