@@ -193,7 +193,8 @@ int main(int argc, char** argv) {
     }
   if (gpu) {
     std::printf("\n## Per-call cost (%s, bins 256)\n\n", b.levels[0].name.c_str());
-    std::printf("| scheme | one call, k=1 (us) | per evaluation, k=256 (us) | fixed cost of a call (us) |\n|---|---|---|---|\n");
+    std::printf("| scheme | one call, k=1 (us) | per evaluation, k=256 (us) | fixed cost of a call (us) |\n");
+    std::printf("|---|---|---|---|\n");
     for (const auto& s : kSchemes)
       std::printf("| %s | %.1f | %.1f | %.1f |\n", s.c_str(), coarsest_us[s].first, coarsest_us[s].second,
                   coarsest_us[s].first - coarsest_us[s].second);

@@ -127,6 +127,12 @@ struct FixedSample {
 };
 
 template <bool kPlain>
+__device__ __forceinline__ FixedSample to_fixed(float w, float wy, float wyy, const FixedPointScales& scale) {
+  return {kPlain ? 1ll : __float2ll_rn(w * scale.w_f), __float2ll_rn(wy * scale.wy_f),
+          __float2ll_rn(wyy * scale.wyy_f)};
+}
+
+template <bool kPlain>
 __device__ __forceinline__ void add_to_histogram(const BlockHistogram& h, int bin, const FixedSample& q) {
   unsigned* e = h.entry(kSumsPerBin * bin);
   if (kPlain) atomicAdd(e, unsigned(q.w));  // a count: at most 2^32 - 1 samples per block and bin
@@ -143,26 +149,27 @@ __device__ __forceinline__ void accumulate_pair(const FusedSample (&s)[2], const
                                                 const FixedPointScales& scale, const BlockHistogram& h,
                                                 LaneSums& lane) {
   bool cold[2];
-  FixedSample q[2];
+  float wy[2], wyy[2];
   for (int v = 0; v < 2; ++v) {
     lane.overlap += s[v].overlap;
     const bool counted = s[v].w > 0.f;
-    const float wy = s[v].w * s[v].y, wyy = wy * s[v].y;
+    wy[v] = s[v].w * s[v].y;
+    wyy[v] = wy[v] * s[v].y;
     if (counted && bin[v] == hot_bin) {
       lane.hot_w += s[v].w;
-      lane.hot_wy += wy;
-      lane.hot_wyy += wyy;
+      lane.hot_wy += wy[v];
+      lane.hot_wyy += wyy[v];
     }
     cold[v] = counted && bin[v] != hot_bin;
-    q[v] = {kPlain ? 1ll : __float2ll_rn(s[v].w * scale.w_f), __float2ll_rn(wy * scale.wy_f),
-            __float2ll_rn(wyy * scale.wyy_f)};
   }
   if (cold[0] && cold[1] && bin[0] == bin[1]) {
-    add_to_histogram<kPlain>(h, bin[0], {q[0].w + q[1].w, q[0].wy + q[1].wy, q[0].wyy + q[1].wyy});
+    const FixedSample q0 = to_fixed<kPlain>(s[0].w, wy[0], wyy[0], scale);
+    const FixedSample q1 = to_fixed<kPlain>(s[1].w, wy[1], wyy[1], scale);
+    add_to_histogram<kPlain>(h, bin[0], {q0.w + q1.w, q0.wy + q1.wy, q0.wyy + q1.wyy});
     return;
   }
   for (int v = 0; v < 2; ++v)
-    if (cold[v]) add_to_histogram<kPlain>(h, bin[v], q[v]);
+    if (cold[v]) add_to_histogram<kPlain>(h, bin[v], to_fixed<kPlain>(s[v].w, wy[v], wyy[v], scale));
 }
 
 // kPlain: no weight images and no fuzzy border, so every sample inside weighs exactly 1 (the
