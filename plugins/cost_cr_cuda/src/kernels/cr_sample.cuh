@@ -41,20 +41,22 @@ __device__ __forceinline__ CrSample sample_voxel(const CrArgs& a, const double* 
   return s;
 }
 
-// Li & Kumar's shared-memory schemes (3a, 3b, 4): a grid-stride pass over every reference
-// voxel, each sample added to `hist` (bins * 3 floats in shared memory, zeroed by the caller)
-// with shared-memory float atomics. Returns the thread's overlap partial.
-__device__ __forceinline__ double accumulate_shared_histogram(const CrArgs& a, const double* __restrict__ m,
-                                                              uint32_t voxels, float* hist) {
+// Li & Kumar's atomic schemes: a grid-stride pass over every reference voxel, each sample
+// added to `hist` (bins * 3 sums, zeroed by the caller) with atomics, the products formed in
+// T: double counters in global memory (scheme1) or float ones in shared memory (3a, 3b, 4).
+// Returns the thread's overlap partial.
+template <class T>
+__device__ __forceinline__ double accumulate_with_atomics(const CrArgs& a, const double* __restrict__ m,
+                                                          uint32_t voxels, T* hist) {
   double overlap = 0.0;
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < voxels; i += gridDim.x * blockDim.x) {
     const CrSample s = sample_voxel(a, m, i);
     overlap += s.w_ref;
     if (!(s.weight > 0.f)) continue;
-    float* bin = hist + kSumsPerBin * s.bin;
-    atomicAdd(bin, s.weight);
-    atomicAdd(bin + 1, s.weight * s.y);
-    atomicAdd(bin + 2, s.weight * s.y * s.y);
+    T* bin = hist + kSumsPerBin * s.bin;
+    atomicAdd(bin, T(s.weight));
+    atomicAdd(bin + 1, T(s.weight) * s.y);
+    atomicAdd(bin + 2, T(s.weight) * s.y * s.y);
   }
   return overlap;
 }

@@ -9,19 +9,8 @@ namespace regpipe::cost_cr_cuda {
 namespace {
 
 __global__ void scheme1_kernel(CrArgs a, uint32_t voxels, int t) {
-  const double* m = a.maps + 12 * t;
   double* sums = a.sums + std::size_t(t) * a.bins * kSumsPerBin;
-  double overlap = 0.0;
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < voxels; i += gridDim.x * blockDim.x) {
-    const CrSample s = sample_voxel(a, m, i);
-    overlap += s.w_ref;
-    if (!(s.weight > 0.f)) continue;
-    double* bin = sums + kSumsPerBin * s.bin;
-    atomicAdd(bin, double(s.weight));
-    atomicAdd(bin + 1, double(s.weight) * s.y);
-    atomicAdd(bin + 2, double(s.weight) * s.y * s.y);
-  }
-  add_overlap(a.overlap + t, overlap);
+  add_overlap(a.overlap + t, accumulate_with_atomics(a, a.maps + 12 * t, voxels, sums));
 }
 
 }  // namespace

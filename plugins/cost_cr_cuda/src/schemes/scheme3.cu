@@ -14,7 +14,7 @@ __device__ double block_histogram(const CrArgs& a, const double* m, uint32_t vox
   const int entries = a.bins * kSumsPerBin;
   for (int i = threadIdx.x; i < entries; i += blockDim.x) hist[i] = 0.f;
   __syncthreads();
-  const double overlap = accumulate_shared_histogram(a, m, voxels, hist);
+  const double overlap = accumulate_with_atomics(a, m, voxels, hist);
   __syncthreads();
   return overlap;
 }

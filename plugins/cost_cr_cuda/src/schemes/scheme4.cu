@@ -14,7 +14,7 @@ __global__ void scheme4_kernel(CrArgs a, uint32_t voxels, int t) {
   for (int i = threadIdx.x; i < warps * entries; i += blockDim.x) hists[i] = 0.f;
   __syncthreads();
   float* hist = hists + (threadIdx.x / 32) * entries;
-  const double overlap = accumulate_shared_histogram(a, a.maps + 12 * t, voxels, hist);
+  const double overlap = accumulate_with_atomics(a, a.maps + 12 * t, voxels, hist);
   __syncthreads();
   double* sums = a.sums + std::size_t(t) * entries;
   for (int e = threadIdx.x; e < entries; e += blockDim.x) {
