@@ -94,6 +94,14 @@ bool prepare_level(double mm, int bins) {
   return true;
 }
 
+// cuda.cr with `params` on the unweighted pair of level `mm` (prepare_level first).
+std::unique_ptr<CostInstance> gpu_cost_on_level(const std::map<std::string, std::string>& params, double mm) {
+  auto gpu = make_cost("cuda.cr", params);
+  gpu->set_reference(fixture().levels.at(mm).first, nullptr);
+  gpu->set_moving(fixture().levels.at(mm).second, nullptr);
+  return gpu;
+}
+
 // The schemes that accumulate without floating-point atomics repeat bit for bit (fused: fixed
 // summation orders and integer atomics; its partition does not depend on k).
 bool deterministic(const std::string& scheme) {
@@ -150,9 +158,7 @@ TEST_P(CudaCr, AgreesWithTheCpuReferenceOnRealImages) {
     for (int bins : kBins) {
       if (!prepare_level(mm, bins)) GTEST_SKIP() << "shared data not found: " << test::shared_data_dir();
       Fixture& f = fixture();
-      auto gpu = make_cost("cuda.cr", {{"scheme", scheme}, {"bins", std::to_string(bins)}});
-      gpu->set_reference(f.levels.at(mm).first, nullptr);
-      gpu->set_moving(f.levels.at(mm).second, nullptr);
+      auto gpu = gpu_cost_on_level({{"scheme", scheme}, {"bins", std::to_string(bins)}}, mm);
       std::vector<double> costs(kTransforms), overlaps(kTransforms);
       gpu->evaluate(f.matrices.at(mm).data(), kTransforms, costs.data(), overlaps.data());
       const auto& cpu = f.cpu_costs.at({bins, mm});
@@ -237,9 +243,7 @@ TEST_P(CudaCr, NoOverlapCostsTheWorstValueAndLeavesTheNextCallClean) {
   constexpr int kBinsHere = 64;
   if (!prepare_level(kMm, kBinsHere)) GTEST_SKIP() << "shared data not found: " << test::shared_data_dir();
   Fixture& f = fixture();
-  auto gpu = make_cost("cuda.cr", {{"scheme", scheme}, {"bins", std::to_string(kBinsHere)}});
-  gpu->set_reference(f.levels.at(kMm).first, nullptr);
-  gpu->set_moving(f.levels.at(kMm).second, nullptr);
+  auto gpu = gpu_cost_on_level({{"scheme", scheme}, {"bins", std::to_string(kBinsHere)}}, kMm);
   // [inside, far away, inside]: the far transform sits between two that have samples.
   std::vector<double> matrices(f.matrices.at(kMm).begin(), f.matrices.at(kMm).begin() + 16);
   const std::vector<double> far = far_away_matrix();
@@ -291,9 +295,7 @@ TEST_F(CudaCrFused, BatchesLargerThanOneLaunchGiveTheSameBits) {
   constexpr int kBinsHere = 256;
   constexpr size_t kBig = 70000;
   if (!prepare_level(kMm, kBinsHere)) GTEST_SKIP() << "shared data not found: " << test::shared_data_dir();
-  Fixture& f = fixture();
-  const auto& [ref, mov] = f.levels.at(kMm);
-  const std::vector<double>& small = f.matrices.at(kMm);
+  const std::vector<double>& small = fixture().matrices.at(kMm);
   const std::vector<double> far = far_away_matrix();
   std::vector<double> big;
   for (size_t t = 0; t < kBig; ++t) {
@@ -304,9 +306,7 @@ TEST_F(CudaCrFused, BatchesLargerThanOneLaunchGiveTheSameBits) {
     const std::string kernel = weighted ? "weighted kernel" : "plain kernel";
     std::map<std::string, std::string> params = {{"scheme", "fused"}, {"bins", std::to_string(kBinsHere)}};
     if (weighted) params["border_mm"] = "6";
-    auto gpu = make_cost("cuda.cr", params);
-    gpu->set_reference(ref, nullptr);
-    gpu->set_moving(mov, nullptr);
+    auto gpu = gpu_cost_on_level(params, kMm);
     std::vector<double> expected(kTransforms), expected_overlap(kTransforms);
     gpu->evaluate(small.data(), kTransforms, expected.data(), expected_overlap.data());
     std::vector<double> costs(kBig), overlaps(kBig);
@@ -344,12 +344,9 @@ TEST_F(CudaCrFused, AnyBlockPartitionAgreesWithTheCpuReference) {
   const std::pair<const char*, const char*> shapes[] = {{"1", "256"}, {"7", "32"}, {"5000", "1024"}, {"0", "1024"}};
   for (const auto& [blocks, threads] : shapes) {
     const std::string shape = std::string("blocks=") + blocks + " threads_per_block=" + threads;
-    auto gpu = make_cost("cuda.cr", {{"scheme", "fused"},
-                                     {"bins", std::to_string(kBinsHere)},
-                                     {"blocks", blocks},
-                                     {"threads_per_block", threads}});
-    gpu->set_reference(f.levels.at(kMm).first, nullptr);
-    gpu->set_moving(f.levels.at(kMm).second, nullptr);
+    auto gpu = gpu_cost_on_level(
+        {{"scheme", "fused"}, {"bins", std::to_string(kBinsHere)}, {"blocks", blocks}, {"threads_per_block", threads}},
+        kMm);
     std::vector<double> costs(kCount), overlaps(kCount), again(kCount);
     gpu->evaluate(f.matrices.at(kMm).data(), kCount, costs.data(), overlaps.data());
     gpu->evaluate(f.matrices.at(kMm).data(), kCount, again.data());
