@@ -209,17 +209,26 @@ __global__ void __launch_bounds__(1024) fused_kernel(CrArgs a, FusedLayout r, Fi
       accumulate_pair<kPlain>(s, bin, r.hot_bin, scale, h, lane);
     }
   }
-  // The lanes' register sums join the block histogram (one add per lane and sum).
-  unsigned* hot = h.entry(kSumsPerBin * r.hot_bin);
-  if (kPlain) {
-    atomicAdd(hot, unsigned(lane.hot_w));      // a count, exact in float below 2^24
-    atomicAdd(h.entry(entries - 1), unsigned(lane.overlap));
-  } else {
-    add_fixed(hot, __double2ll_rn(double(lane.hot_w) * scale.w));
-    add_fixed(h.entry(entries - 1), __double2ll_rn(double(lane.overlap) * scale.overlap));
+  // The lanes' register sums, in fixed point (plain: w and overlap are counts, exact in float
+  // below 2^24), summed over the warp as integers, join the block histogram from lane 0.
+  long long hot_w = kPlain ? static_cast<long long>(lane.hot_w) : __double2ll_rn(double(lane.hot_w) * scale.w);
+  long long covered = kPlain ? static_cast<long long>(lane.overlap)
+                             : __double2ll_rn(double(lane.overlap) * scale.overlap);
+  long long hot_wy = __double2ll_rn(double(lane.hot_wy) * scale.wy);
+  long long hot_wyy = __double2ll_rn(double(lane.hot_wyy) * scale.wyy);
+  for (int offset = 16; offset > 0; offset /= 2) {
+    hot_w += __shfl_xor_sync(0xffffffffu, hot_w, offset);
+    covered += __shfl_xor_sync(0xffffffffu, covered, offset);
+    hot_wy += __shfl_xor_sync(0xffffffffu, hot_wy, offset);
+    hot_wyy += __shfl_xor_sync(0xffffffffu, hot_wyy, offset);
   }
-  add_fixed(hot + 2, __double2ll_rn(double(lane.hot_wy) * scale.wy));
-  add_fixed(hot + 4, __double2ll_rn(double(lane.hot_wyy) * scale.wyy));
+  if (lane_id == 0) {
+    unsigned* hot = h.entry(kSumsPerBin * r.hot_bin);
+    add_fixed(hot, hot_w);
+    add_fixed(hot + 2, hot_wy);
+    add_fixed(hot + 4, hot_wyy);
+    add_fixed(h.entry(entries - 1), covered);
+  }
   __syncthreads();
 
   // Block merge: one native 64-bit integer atomic per non-zero entry. Results layout
