@@ -75,7 +75,7 @@ void read_registration(YamlContext& ctx, const YAML::Node& root, const PluginHos
   PipelineRegistration& r = p.registration;
   r.cost.plugins = {"cuda.cr", "cpu.cr"};
   r.optimizer.plugins = {"optim.powell"};
-  r.resampler.plugins = {"resample.cpu"};
+  r.resampler.plugins = {"resample.cuda", "resample.cpu"};
   const YAML::Node reg = root["registration"];
   const bool present = reg.IsDefined() && !reg.IsNull();
   if (present && !ctx.check_map("registration", reg, schema_children("registration"))) return;

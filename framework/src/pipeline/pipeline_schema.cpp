@@ -29,8 +29,9 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
       {"registration.optimizer.plugin", "plugin id or list of ids", "optim.powell",
        "Optimizer component."},
       {"registration.optimizer.params", "map", "{}", "Parameters of the optimizer."},
-      {"registration.resampler.plugin", "plugin id or list of ids", "resample.cpu",
-       "Resampler for the pyramid and the registered image."},
+      {"registration.resampler.plugin", "plugin id or list of ids", "[resample.cuda, resample.cpu]",
+       "Resampler for the pyramid and the registered image (the GPU's when there is one; the two "
+       "give the same levels bit for bit)."},
       {"registration.resampler.params", "map", "{}", "Parameters of the resampler."},
       {"outputs.dir", "path", "(required)",
        "Output folder (created if missing; its parent must exist)."},

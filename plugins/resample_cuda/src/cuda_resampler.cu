@@ -1,0 +1,101 @@
+#include "cuda_resampler.hpp"
+#include "resample_params.hpp"
+
+#include <regpipe_common/resample_request.hpp>
+#include <regpipe_common_cuda/cuda_check.hpp>
+
+#include <cstring>
+#include <utility>
+
+namespace regpipe::resample_cuda {
+namespace {
+
+const rp_param_desc& schema(const char* name) {
+  for (const auto& p : kParams)
+    if (std::strcmp(p.name, name) == 0) return p;
+  throw rp::Error(RP_INTERNAL, std::string("no schema for ") + name);
+}
+
+int read_int(const rp::Params& params, const char* name) {
+  const long long v = params.get_int(name);
+  rp::Params::check_range(name, double(v), schema(name).min, schema(name).max);
+  return int(v);
+}
+
+Extent extent_of(const uint32_t dims[3]) { return {dims[0], dims[1], dims[2]}; }
+
+}  // namespace
+
+CudaResampler::CudaResampler(const rp_host* host, const rp::Params& params)
+    : host_(host),
+      texture_sampling_(params.get_string("sampling") == "texture"),
+      sinc_radius_(read_int(params, "sinc_radius")) {
+  // Parameters first: a bad value is the user's error on any machine, with or without a GPU.
+  device_ = regpipe_common_cuda::select_device(read_int(params, "device"), "resample.cpu");
+  RP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+}
+
+CudaResampler::~CudaResampler() {
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
+void CudaResampler::check_cancelled() const {
+  if (host_ != nullptr && RP_HAS_MEMBER(host_, rp_host, should_cancel) && host_->should_cancel != nullptr &&
+      host_->should_cancel(host_->ctx) != 0)
+    throw rp::Error(RP_CANCELLED, "resampling cancelled");
+}
+
+const float* CudaResampler::prefilter(const rp_resample_request& r) {
+  const Extent extent = extent_of(r.input->dims);
+  const uint32_t dims[3] = {extent.nx, extent.ny, extent.nz};
+  float* source = input_.get();
+  float* target = scratch_.get();
+  for (int axis = 0; axis < 3; ++axis) {
+    const double sigma = r.prefilter_sigma_mm[axis] / regpipe_common::axis_spacing(r.input->voxel_to_world, axis);
+    if (!(sigma > 0.0) || dims[axis] == 1) continue;
+    check_cancelled();
+    const std::vector<double> weights = regpipe_common::gaussian_half_kernel(sigma, dims[axis]);
+    kernel_weights_.upload(weights, stream_);
+    launch_smooth_axis(source, target, extent, axis, kernel_weights_.get(), int(weights.size()) - 1, stream_);
+    std::swap(source, target);
+  }
+  return source;
+}
+
+void CudaResampler::resample(const rp_resample_request& r) {
+  regpipe_common::check_resample_request(
+      r, "resample.cuda", {RP_INTERP_NEAREST, RP_INTERP_TRILINEAR, RP_INTERP_SINC, RP_INTERP_BSPLINE});
+  static const double kIdentity[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+  SampleArgs args{};
+  if (!regpipe_common::make_voxel_map(r.out_voxel_to_world, r.matrix ? r.matrix : kIdentity,
+                                      r.input->voxel_to_world, &args.map))
+    throw rp::Error(RP_INTERNAL, "voxel map failed although the request's matrices were checked");
+  const Extent in = extent_of(r.input->dims);
+  args.out = extent_of(r.out_dims);
+  input_.ensure(in.count());
+  scratch_.ensure(in.count());
+  output_.ensure(args.out.count());
+  check_cancelled();
+  RP_CUDA_CHECK(cudaMemcpyAsync(input_.get(), r.input->data, in.count() * sizeof(float), cudaMemcpyHostToDevice,
+                                stream_));
+  args.input = prefilter(r);
+  args.input_grid = {int(in.nx), int(in.ny), int(in.nz)};
+  args.output = output_.get();
+  args.interpolation = r.interpolation;
+  args.sinc_radius = sinc_radius_;
+  args.background = r.background;
+  if (r.interpolation == RP_INTERP_BSPLINE) {
+    coefficients_.ensure(in.count());
+    launch_bspline_coefficients(args.input, coefficients_.get(), in, stream_);
+    args.coefficients = coefficients_.get();
+  }
+  if (texture_sampling_ && r.interpolation == RP_INTERP_TRILINEAR)
+    args.texture = texture_.load(args.input, in, stream_);
+  check_cancelled();
+  launch_sample(args, stream_);
+  RP_CUDA_CHECK(cudaMemcpyAsync(r.out_data, output_.get(), args.out.count() * sizeof(float), cudaMemcpyDeviceToHost,
+                                stream_));
+  RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+}  // namespace regpipe::resample_cuda
