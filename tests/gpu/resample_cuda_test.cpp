@@ -116,7 +116,7 @@ TEST_P(ResampleCuda, MatchesTheCpuResampler) {
   const std::vector<float> gpu = resample_with(*make_resampler("resample.cuda"), in, c);
   ASSERT_EQ(cpu.size(), gpu.size());
   const size_t background = size_t(std::count(cpu.begin(), cpu.end(), -7.f));
-  ASSERT_GT(background, 0u) << "the case should reach outside the input";
+  if (c.transformed) ASSERT_GT(background, 0u) << "the case should reach outside the input";
   ASSERT_LT(background, cpu.size() / 2) << "the case should mostly sample inside the input";
   // Exact arithmetic for prefilter, nearest, trilinear; sinc differs by CUDA's vs glibc's
   // sin/cos and the B-spline filter's start by their log/pow (~1 ulp each, ~1e-6 of the
