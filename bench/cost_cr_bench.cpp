@@ -5,7 +5,7 @@
 // under small random transforms. Per level and batch size, versus bins and versus thread
 // blocks; Markdown tables on stdout, every number in <out>/cost_cr.csv.
 //
-//   regpipe_bench_cr [--data DIR] [--out DIR] [--quick] [--cpu [--cpu-threads N]]
+//   regpipe_bench_cr [--data DIR] [--out DIR] [--quick] [--cpu [--cpu-threads N]] [--schemes S ...]
 //
 // Time: the median over repetitions of the wall time of one batched evaluate call (the k
 // maps, the kernels, the final formula and the results: what a registration waits for)
@@ -33,8 +33,6 @@ using namespace regpipe;
 namespace fs = std::filesystem;
 
 namespace {
-
-const std::vector<std::string> kSchemes = {"scheme1", "scheme2", "scheme3a", "scheme3b", "scheme4", "scheme5", "fused"};
 
 struct Level {
   double mm;         // the paper's name for the level
@@ -124,11 +122,13 @@ int main(int argc, char** argv) {
   std::string data = env_data != nullptr ? env_data : "../shared/data", out = ".";
   bool quick = false, cpu = false;
   Bench b;
+  std::vector<std::string> schemes = {"scheme1", "scheme2", "scheme3a", "scheme3b", "scheme4", "scheme5", "fused"};
   app.add_option("--data", data, "folder with chris_t1.nii.gz (default $REGPIPE_TEST_DATA or ../shared/data)");
   app.add_option("--out", out, "folder for cost_cr.csv");
   app.add_flag("--quick", quick, "5 repetitions instead of 21");
   app.add_flag("--cpu", cpu, "also time cpu.cr on this machine's CPU (the ratio)");
   app.add_option("--cpu-threads", b.cpu_threads, "threads of cpu.cr (0 = all cores)");
+  app.add_option("--schemes", schemes, "only these cuda.cr schemes (e.g. to profile one with ncu)");
   CLI11_PARSE(app, argc, argv);
   b.repetitions = quick ? 5 : 21;
   fs::create_directories(out);
@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
   std::map<std::string, double> finest_k1;                        // scheme -> finest level, k=1
   std::map<std::string, std::pair<double, double>> coarsest_us;  // scheme -> coarsest level, (k=1, batched)
   if (gpu)
-    for (const auto& s : kSchemes) {
+    for (const auto& s : schemes) {
       std::printf("| %s", s.c_str());
       for (size_t l = 0; l < b.levels.size(); ++l) {
         const size_t big_k = b.levels[l].image.voxel_count() < 2000000 ? 256 : 64;
@@ -195,14 +195,14 @@ int main(int argc, char** argv) {
     std::printf("\n## Per-call cost (%s, bins 256)\n\n", b.levels[0].name.c_str());
     std::printf("| scheme | one call, k=1 (us) | per evaluation, k=256 (us) | fixed cost of a call (us) |\n");
     std::printf("|---|---|---|---|\n");
-    for (const auto& s : kSchemes)
+    for (const auto& s : schemes)
       std::printf("| %s | %.1f | %.1f | %.1f |\n", s.c_str(), coarsest_us[s].first, coarsest_us[s].second,
                   coarsest_us[s].first - coarsest_us[s].second);
     std::fflush(stdout);
   }
   if (cpu && gpu) {
     std::printf("\n## cpu.cr / cuda.cr at %s, k=1\n\n| scheme | speed-up |\n|---|---|\n", b.levels[finest].name.c_str());
-    for (const auto& s : kSchemes) std::printf("| %s | %.0fx |\n", s.c_str(), cpu_us[finest] / finest_k1[s]);
+    for (const auto& s : schemes) std::printf("| %s | %.0fx |\n", s.c_str(), cpu_us[finest] / finest_k1[s]);
   }
   if (!gpu) return 0;
 
@@ -211,7 +211,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> bin_columns;
   for (int n : bins) bin_columns.push_back(std::to_string(n));
   print_header("scheme", bin_columns);
-  for (const auto& s : kSchemes) {
+  for (const auto& s : schemes) {
     std::printf("| %s", s.c_str());
     for (int n : bins) std::printf(" | %.1f", b.run("bins", s, finest, n, 1));
     std::printf(" |\n");
@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> block_columns;
   for (int n : blocks) block_columns.push_back(std::to_string(n));
   print_header("scheme", block_columns);
-  for (const auto& s : kSchemes) {
+  for (const auto& s : schemes) {
     if (s == "scheme5") continue;
     std::printf("| %s", s.c_str());
     for (int n : blocks) std::printf(" | %.1f", b.run("blocks", s, finest, 256, 1, n));
