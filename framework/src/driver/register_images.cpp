@@ -5,6 +5,7 @@
 #include "driver/objective.hpp"
 #include <regpipe/host/pyramid.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -25,19 +26,42 @@ void check_weight_grid(const Image& image, const Image& weight, const char* what
 }
 
 // Root-mean-square distance of the reference's mass from its centre: the lever arm that
-// converts rotations and scales into millimetres of displacement.
+// converts rotations and scales into millimetres of displacement. From the mass moments in
+// index space (one pass of multiply-adds: a 256x256x160 image takes milliseconds), since
+// sum w |A i + d|^2 = trace(A^T A M2) + 2 d^T A M1 + M0 |d|^2 for world = A i + b, d = b - centre.
 double mass_radius_mm(const Image& image, const Eigen::Vector3d& centre) {
-  double sum = 0.0, weight = 0.0;
+  double m0 = 0.0;
+  Eigen::Vector3d m1 = Eigen::Vector3d::Zero();
+  Eigen::Matrix3d m2 = Eigen::Matrix3d::Zero();
+  size_t i = 0;
   for (uint32_t z = 0; z < image.dims[2]; ++z)
-    for (uint32_t y = 0; y < image.dims[1]; ++y)
-      for (uint32_t x = 0; x < image.dims[0]; ++x) {
-        const double v = std::max(0.0f, image.at(x, y, z));
-        if (v == 0.0) continue;
-        const Eigen::Vector3d p = (image.voxel_to_world * Eigen::Vector4d(x, y, z, 1)).head<3>();
-        sum += v * (p - centre).squaredNorm();
-        weight += v;
+    for (uint32_t y = 0; y < image.dims[1]; ++y) {
+      double r0 = 0.0, r1 = 0.0, r2 = 0.0;  // the row's sums of w, w x, w x^2
+      for (uint32_t x = 0; x < image.dims[0]; ++x, ++i) {
+        const double w = std::max(0.0f, image.data[i]);
+        r0 += w;
+        r1 += w * x;
+        r2 += w * x * x;
       }
-  return weight > 0.0 ? std::max(10.0, std::sqrt(sum / weight)) : 50.0;
+      if (r0 == 0.0) continue;
+      const double yd = y, zd = z;
+      m0 += r0;
+      m1 += Eigen::Vector3d(r1, yd * r0, zd * r0);
+      m2(0, 0) += r2;
+      m2(0, 1) += yd * r1;
+      m2(0, 2) += zd * r1;
+      m2(1, 1) += yd * yd * r0;
+      m2(1, 2) += yd * zd * r0;
+      m2(2, 2) += zd * zd * r0;
+    }
+  if (m0 == 0.0) return 50.0;
+  m2(1, 0) = m2(0, 1);
+  m2(2, 0) = m2(0, 2);
+  m2(2, 1) = m2(1, 2);
+  const Eigen::Matrix3d a = image.voxel_to_world.topLeftCorner<3, 3>();
+  const Eigen::Vector3d d = image.voxel_to_world.topRightCorner<3, 1>() - centre;
+  const double sum = (a.transpose() * a * m2).trace() + 2.0 * d.dot(a * m1) + m0 * d.squaredNorm();
+  return std::max(10.0, std::sqrt(std::max(0.0, sum) / m0));
 }
 
 }  // namespace
