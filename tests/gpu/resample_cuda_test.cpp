@@ -173,6 +173,20 @@ TEST_F(ResampleCuda, RealImagePyramidLevelsAreBitIdentical) {
   }
 }
 
+// input_id (ABI 1.1) lets the plugin keep its upload between requests on one image; a new id,
+// or the same id on another image, must be read afresh.
+TEST_F(ResampleCuda, InputIdReusesTheUploadOnlyForTheSameImage) {
+  Image a = test_image(21);
+  const Image b = test_image(22);
+  auto cpu = make_resampler("resample.cpu");
+  auto gpu = make_resampler("resample.cuda");
+  const uint64_t id = new_input_id();
+  for (double mm : {4.0, 2.0}) EXPECT_EQ(make_level(a, mm, *gpu, id).data, make_level(a, mm, *cpu).data) << mm;
+  EXPECT_EQ(make_level(b, 3.0, *gpu, id).data, make_level(b, 3.0, *cpu).data) << "same id, another image";
+  for (float& v : a.data) v = 2.f * v + 1.f;  // the caller changes the data: a new id
+  EXPECT_EQ(make_level(a, 3.0, *gpu, new_input_id()).data, make_level(a, 3.0, *cpu).data) << "new id";
+}
+
 // Runs wherever the plugin is built: no device, or an index that does not exist, is refused
 // with the CPU alternative named.
 TEST(ResampleCudaDevice, MissingDeviceIsAClearErrorNamingTheCpuAlternative) {

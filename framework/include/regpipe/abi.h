@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 #define RP_ABI_MAJOR 1
-#define RP_ABI_MINOR 0
+#define RP_ABI_MINOR 1
 
 #if defined(_WIN32)
 #define RP_EXPORT __declspec(dllexport)
@@ -271,6 +271,11 @@ typedef struct rp_resample_request {
   int32_t interpolation;         /* RP_INTERP_* */
   double prefilter_sigma_mm[3];  /* 0 = none */
   float background;
+  /* [1.1] Nonzero: the caller's name for `input`. Requests carrying the same input_id pass the
+   * same image (data pointer, dims, voxel_to_world) with unchanged data, so a resampler may
+   * keep what it derived from the input (a device copy, say) between them: a pyramid's levels
+   * are several requests on one image. 0 (or a 1.0 caller): no such promise. */
+  uint64_t input_id;
 } rp_resample_request;
 
 typedef struct rp_resampler_vtable {

@@ -1,6 +1,7 @@
 #include <regpipe/host/pyramid.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 namespace regpipe {
@@ -35,7 +36,7 @@ std::array<double, 3> pyramid_sigma_mm(const Image& image, double level_mm) {
   return sigma;
 }
 
-Image make_level(const Image& image, double level_mm, ResamplerInstance& resampler) {
+Image make_level(const Image& image, double level_mm, ResamplerInstance& resampler, uint64_t input_id) {
   Image level = level_grid(image, level_mm);
   const rp_image input = image.view();
   rp_resample_request req{};
@@ -49,8 +50,14 @@ Image make_level(const Image& image, double level_mm, ResamplerInstance& resampl
   const auto sigma = pyramid_sigma_mm(image, level_mm);
   for (int a = 0; a < 3; ++a) req.prefilter_sigma_mm[a] = sigma[a];
   req.background = 0.0f;
+  req.input_id = input_id;
   resampler.resample(req);
   return level;
+}
+
+uint64_t new_input_id() {
+  static std::atomic<uint64_t> last{0};
+  return ++last;
 }
 
 }  // namespace regpipe

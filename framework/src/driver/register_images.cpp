@@ -99,15 +99,18 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
 
   const auto pyramid_start = Clock::now();
   std::vector<LevelImages> levels;
+  // One id per image: every level of it is one upload for a GPU resampler.
+  const uint64_t ref_id = new_input_id(), mov_id = new_input_id(), ref_weight_id = new_input_id(),
+                 mov_weight_id = new_input_id();
   for (double mm : reg.levels_mm) {
     LevelImages l;
     l.level_mm = mm;
-    l.reference = make_level(images.reference, mm, *resampler.instance);
-    l.moving = make_level(images.moving, mm, *resampler.instance);
+    l.reference = make_level(images.reference, mm, *resampler.instance, ref_id);
+    l.moving = make_level(images.moving, mm, *resampler.instance, mov_id);
     if (images.reference_weight)
-      l.reference_weight = make_level(*images.reference_weight, mm, *resampler.instance);
+      l.reference_weight = make_level(*images.reference_weight, mm, *resampler.instance, ref_weight_id);
     if (images.moving_weight)
-      l.moving_weight = make_level(*images.moving_weight, mm, *resampler.instance);
+      l.moving_weight = make_level(*images.moving_weight, mm, *resampler.instance, mov_weight_id);
     levels.push_back(std::move(l));
   }
   result.seconds_pyramid = seconds_since(pyramid_start);

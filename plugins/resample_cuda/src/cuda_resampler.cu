@@ -4,10 +4,14 @@
 #include <regpipe_common/resample_request.hpp>
 #include <regpipe_common_cuda/cuda_check.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
 namespace regpipe::resample_cuda {
+
+using regpipe_common_cuda::DeviceBuffer;
+
 namespace {
 
 const rp_param_desc& schema(const char* name) {
@@ -45,19 +49,38 @@ void CudaResampler::check_cancelled() const {
     throw rp::Error(RP_CANCELLED, "resampling cancelled");
 }
 
+void CudaResampler::load_input(const rp_resample_request& r) {
+  const Extent in = extent_of(r.input->dims);
+  const uint64_t id = RP_HAS_MEMBER(&r, rp_resample_request, input_id) ? r.input_id : 0;
+  const bool same_image = id != 0 && id == loaded_id_ && r.input->data == loaded_data_ && in.nx == loaded_extent_.nx &&
+                          in.ny == loaded_extent_.ny && in.nz == loaded_extent_.nz &&
+                          std::equal(loaded_voxel_to_world_, loaded_voxel_to_world_ + 16, r.input->voxel_to_world);
+  if (same_image) return;
+  loaded_id_ = 0;  // until the upload below has succeeded
+  input_.ensure(in.count());
+  RP_CUDA_CHECK(cudaMemcpyAsync(input_.get(), r.input->data, in.count() * sizeof(float), cudaMemcpyHostToDevice,
+                                stream_));
+  loaded_id_ = id;
+  loaded_data_ = r.input->data;
+  loaded_extent_ = in;
+  std::copy(r.input->voxel_to_world, r.input->voxel_to_world + 16, loaded_voxel_to_world_);
+}
+
 const float* CudaResampler::prefilter(const rp_resample_request& r) {
   const Extent extent = extent_of(r.input->dims);
   const uint32_t dims[3] = {extent.nx, extent.ny, extent.nz};
-  float* source = input_.get();
-  float* target = scratch_.get();
+  const float* source = input_.get();
   for (int axis = 0; axis < 3; ++axis) {
     const double sigma = r.prefilter_sigma_mm[axis] / regpipe_common::axis_spacing(r.input->voxel_to_world, axis);
     if (!(sigma > 0.0) || dims[axis] == 1) continue;
     check_cancelled();
+    DeviceBuffer<float>& target_buffer = source == work_a_.get() ? work_b_ : work_a_;
+    target_buffer.ensure(extent.count());
+    float* target = target_buffer.get();
     const std::vector<double> weights = regpipe_common::gaussian_half_kernel(sigma, dims[axis]);
     kernel_weights_.upload(weights, stream_);
     launch_smooth_axis(source, target, extent, axis, kernel_weights_.get(), int(weights.size()) - 1, stream_);
-    std::swap(source, target);
+    source = target;
   }
   return source;
 }
@@ -72,12 +95,9 @@ void CudaResampler::resample(const rp_resample_request& r) {
     throw rp::Error(RP_INTERNAL, "voxel map failed although the request's matrices were checked");
   const Extent in = extent_of(r.input->dims);
   args.out = extent_of(r.out_dims);
-  input_.ensure(in.count());
-  scratch_.ensure(in.count());
   output_.ensure(args.out.count());
   check_cancelled();
-  RP_CUDA_CHECK(cudaMemcpyAsync(input_.get(), r.input->data, in.count() * sizeof(float), cudaMemcpyHostToDevice,
-                                stream_));
+  load_input(r);
   args.input = prefilter(r);
   args.input_grid = {int(in.nx), int(in.ny), int(in.nz)};
   args.output = output_.get();

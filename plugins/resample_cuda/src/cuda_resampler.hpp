@@ -1,6 +1,6 @@
-// resample.cuda: one request = upload the input, smooth it on the device when a prefilter is
-// asked for (the pyramid), sample the output grid, copy it back. Device buffers are kept
-// between requests, so a pyramid's levels reuse them.
+// resample.cuda: one request = upload the input (unless the request's input_id says the
+// previous upload is still it), smooth it on the device when a prefilter is asked for (the
+// pyramid), sample the output grid, copy it back. Device buffers are kept between requests.
 #pragma once
 
 #include "texture_volume.hpp"
@@ -21,8 +21,11 @@ class CudaResampler {
   void resample(const rp_resample_request& request);
 
  private:
-  // Smooths input_ in place (through scratch_) per prefilter_sigma_mm; returns the buffer
-  // that holds the result.
+  // Makes input_ hold the request's input: uploads it, or keeps the previous upload when
+  // input_id promises the same unchanged image.
+  void load_input(const rp_resample_request& request);
+  // Smooths input_ per prefilter_sigma_mm into the work buffers (input_ is kept for the next
+  // request on the same image); returns the buffer that holds the result.
   const float* prefilter(const rp_resample_request& request);
   void check_cancelled() const;
 
@@ -31,7 +34,12 @@ class CudaResampler {
   int sinc_radius_;
   regpipe_common_cuda::DeviceInfo device_;
   cudaStream_t stream_ = nullptr;
-  regpipe_common_cuda::DeviceBuffer<float> input_, scratch_, output_;
+  regpipe_common_cuda::DeviceBuffer<float> input_, work_a_, work_b_, output_;
+  // What input_ holds: the caller's id and image (0 = nothing reusable).
+  uint64_t loaded_id_ = 0;
+  const float* loaded_data_ = nullptr;
+  Extent loaded_extent_{0, 0, 0};
+  double loaded_voxel_to_world_[16] = {};
   regpipe_common_cuda::DeviceBuffer<double> kernel_weights_, coefficients_;
   TextureVolume texture_;
 };

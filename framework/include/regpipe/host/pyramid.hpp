@@ -15,6 +15,11 @@ Image level_grid(const Image& image, double level_mm);
 std::array<double, 3> pyramid_sigma_mm(const Image& image, double level_mm);
 
 // The image at one level (smoothed, then trilinear resampling), through the resampler.
-Image make_level(const Image& image, double level_mm, ResamplerInstance& resampler);
+// `input_id` (from new_input_id(), or 0) names the image to the resampler: pass the same id
+// for every level of one unchanged image, so a GPU resampler uploads it once.
+Image make_level(const Image& image, double level_mm, ResamplerInstance& resampler, uint64_t input_id = 0);
+
+// A process-wide unique, nonzero rp_resample_request.input_id.
+uint64_t new_input_id();
 
 }  // namespace regpipe
