@@ -145,5 +145,24 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"ConstantImage", "--set inputs.moving=@constant.nii.gz", "constant"},
         BadInput{"NoOverlap", "--set inputs.moving=@far.nii.gz --set registration.initialisation=identity",
                  "does not overlap"},
-        BadInput{"UnwritableOutput", "--set outputs.dir=@no/such/folder", "its parent folder does not exist"}),
+        BadInput{"UnwritableOutput", "--set outputs.dir=@no/such/folder", "its parent folder does not exist"},
+        // Parameter errors come before any image is read: the missing or corrupt moving
+        // image would fail otherwise, with another message.
+        BadInput{"SearchRangeInvertedBeforeImages",
+                 "--set inputs.moving=@missing.nii.gz --set registration.optimizer.plugin=optim.flirt "
+                 "--set registration.optimizer.params.searchrx_min_deg=30 "
+                 "--set registration.optimizer.params.searchrx_max_deg=-30",
+                 "searchrx_min_deg=30 is above searchrx_max_deg=-30"},
+        BadInput{"StepZeroBeforeImages",
+                 "--set inputs.moving=@corrupt.nii.gz --set registration.optimizer.plugin=optim.flirt "
+                 "--set registration.optimizer.params.coarsesearch_deg=0",
+                 "coarsesearch_deg"},
+        BadInput{"StepWiderThanRangeBeforeImages",
+                 "--set inputs.moving=@corrupt.nii.gz --set registration.optimizer.plugin=optim.flirt "
+                 "--set registration.optimizer.params.searchry_min_deg=-20 "
+                 "--set registration.optimizer.params.searchry_max_deg=20",
+                 "coarsesearch_deg=60 is larger than the search range about y (-20..20, 40 degrees)"},
+        BadInput{"CostParamBeforeImages",
+                 "--set inputs.moving=@missing.nii.gz --set registration.cost.params.bins=1",
+                 "bins=1"}),
     [](const ::testing::TestParamInfo<BadInput>& info) { return std::string(info.param.name); });

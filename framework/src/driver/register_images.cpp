@@ -86,16 +86,37 @@ RegistrationImages load_images(const PipelineInputs& inputs) {
   return images;
 }
 
-RegistrationResult register_images(const Pipeline& pipeline, const RegistrationImages& images,
-                                   const PluginHost& plugins, HostServices& services) {
+RegistrationComponents create_registration_components(const Pipeline& pipeline,
+                                                      const PluginHost& plugins,
+                                                      HostServices& services) {
   const PipelineRegistration& reg = pipeline.registration;
-  RegistrationResult result;
   auto cost = create_component<CostInstance>(reg.cost, RP_KIND_COST, "cost", plugins, services);
   auto optimizer = create_component<OptimizerInstance>(reg.optimizer, RP_KIND_OPTIMIZER,
                                                        "optimizer", plugins, services);
   auto resampler = create_component<ResamplerInstance>(reg.resampler, RP_KIND_RESAMPLER,
                                                        "resampler", plugins, services);
-  result.components = {cost.used, optimizer.used, resampler.used};
+  RegistrationComponents out;
+  out.used = {cost.used, optimizer.used, resampler.used};
+  out.cost = std::move(cost.instance);
+  out.optimizer = std::move(optimizer.instance);
+  out.resampler = std::move(resampler.instance);
+  return out;
+}
+
+RegistrationResult register_images(const Pipeline& pipeline, const RegistrationImages& images,
+                                   const PluginHost& plugins, HostServices& services) {
+  RegistrationComponents components = create_registration_components(pipeline, plugins, services);
+  return register_images(pipeline, images, components, services);
+}
+
+RegistrationResult register_images(const Pipeline& pipeline, const RegistrationImages& images,
+                                   RegistrationComponents& components, HostServices& services) {
+  const PipelineRegistration& reg = pipeline.registration;
+  RegistrationResult result;
+  CostInstance& cost = *components.cost;
+  OptimizerInstance& optimizer = *components.optimizer;
+  ResamplerInstance& resampler = *components.resampler;
+  result.components = components.used;
 
   const auto pyramid_start = Clock::now();
   std::vector<LevelImages> levels;
@@ -105,12 +126,12 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
   for (double mm : reg.levels_mm) {
     LevelImages l;
     l.level_mm = mm;
-    l.reference = make_level(images.reference, mm, *resampler.instance, ref_id);
-    l.moving = make_level(images.moving, mm, *resampler.instance, mov_id);
+    l.reference = make_level(images.reference, mm, resampler, ref_id);
+    l.moving = make_level(images.moving, mm, resampler, mov_id);
     if (images.reference_weight)
-      l.reference_weight = make_level(*images.reference_weight, mm, *resampler.instance, ref_weight_id);
+      l.reference_weight = make_level(*images.reference_weight, mm, resampler, ref_weight_id);
     if (images.moving_weight)
-      l.moving_weight = make_level(*images.moving_weight, mm, *resampler.instance, mov_weight_id);
+      l.moving_weight = make_level(*images.moving_weight, mm, resampler, mov_weight_id);
     levels.push_back(std::move(l));
   }
   result.seconds_pyramid = seconds_since(pyramid_start);
@@ -123,7 +144,7 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
   }
 
   const auto search_start = Clock::now();
-  RegistrationObjective objective(*cost.instance, services, std::move(levels), result.centre,
+  RegistrationObjective objective(cost, services, std::move(levels), result.centre,
                                   reg.dof, mass_radius_mm(images.reference, result.centre));
   objective.set_level(0);
   if (objective.overlap(result.params) <= 0.0)
@@ -133,12 +154,12 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
                          ? std::string(", or use registration.initialisation: centre_of_mass")
                          : std::string()));
   double f = 0.0;
-  if (optimizer.instance->drives_levels()) {
-    optimizer.instance->minimize(*objective.abi(), result.params.data(), &f);
+  if (optimizer.drives_levels()) {
+    optimizer.minimize(*objective.abi(), result.params.data(), &f);
   } else {
     for (uint32_t level = 0; level < reg.levels_mm.size(); ++level) {
       objective.set_level(level);
-      optimizer.instance->minimize(*objective.abi(), result.params.data(), &f);
+      optimizer.minimize(*objective.abi(), result.params.data(), &f);
     }
   }
   result.seconds_search = seconds_since(search_start);

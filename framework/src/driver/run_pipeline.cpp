@@ -82,9 +82,12 @@ RegistrationResult run_pipeline(const Pipeline& p, const PluginHost& plugins, Ho
   if (p.evaluation.truth)
     truth = from_world_ras_forward(read_matrix_file(*p.evaluation.truth));
 
+  // Components first: a bad parameter fails before any image is read.
+  RegistrationComponents components = create_registration_components(p, plugins, services);
+  const auto loading_start = Clock::now();
   RegistrationImages images = load_images(p.inputs);
-  const double loading = std::chrono::duration<double>(Clock::now() - start).count();
-  RegistrationResult result = register_images(p, images, plugins, services);
+  const double loading = std::chrono::duration<double>(Clock::now() - loading_start).count();
+  RegistrationResult result = register_images(p, images, components, services);
   result.seconds_loading = loading;
 
   const Eigen::Matrix4d fsl = to_fsl_matrix(result.ref_to_mov, images.reference, images.moving);

@@ -9,6 +9,7 @@
 #include <regpipe/host/transform.hpp>
 
 #include <Eigen/Core>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,11 +50,28 @@ struct RegistrationImages {
 
 RegistrationImages load_images(const PipelineInputs& inputs);
 
+// The pipeline's cost, optimizer and resampler, created (their parameters checked) before
+// any image is read, so that bad parameters fail fast.
+struct RegistrationComponents {
+  std::unique_ptr<CostInstance> cost;
+  std::unique_ptr<OptimizerInstance> optimizer;
+  std::unique_ptr<ResamplerInstance> resampler;
+  std::vector<UsedComponent> used;
+};
+
+// Throws UserError for a plugin that is not installed, ComponentError for bad parameters.
+RegistrationComponents create_registration_components(const Pipeline& pipeline,
+                                                      const PluginHost& plugins,
+                                                      HostServices& services);
+
 // Runs the registration of the pipeline on already loaded images. Throws UserError for bad
 // input (constant image, grids that do not match their weights, ...), ComponentError when
 // a plugin fails (RP_CANCELLED included).
 RegistrationResult register_images(const Pipeline& pipeline, const RegistrationImages& images,
                                    const PluginHost& plugins, HostServices& services);
+// The same with components already created.
+RegistrationResult register_images(const Pipeline& pipeline, const RegistrationImages& images,
+                                   RegistrationComponents& components, HostServices& services);
 
 // The intensity above which reference voxels count as "head" for the displacement metric:
 // a fifth of the 99th percentile (robust to bright outliers, excludes background noise).
