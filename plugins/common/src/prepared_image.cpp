@@ -2,10 +2,14 @@
 
 #include <regpipe_common/affine_checks.hpp>
 
+#include <regpipe_common/parallel_slabs.hpp>
+
 #include <regpipe/plugin.hpp>
 
 #include <climits>
 #include <cmath>
+#include <future>
+#include <limits>
 #include <sstream>
 
 namespace regpipe_common {
@@ -76,16 +80,35 @@ void check_same_grid(const rp_image& weight, const rp_image& image, const std::s
   }
 }
 
+std::size_t voxel_count_of(const regpipe_common::Grid& g) {
+  return std::size_t(g.nx) * std::size_t(g.ny) * std::size_t(g.nz);
+}
+
+[[noreturn]] void fail_non_finite(const std::string& what, const regpipe_common::Grid& g, std::size_t i,
+                                  float value) {
+  std::ostringstream s;
+  s << what << " has a non-finite value (" << value << ") at voxel " << voxel_text(g, i);
+  fail(s.str());
+}
+
+[[noreturn]] void fail_negative_weight(const std::string& what, const regpipe_common::Grid& g, std::size_t i,
+                                       float value) {
+  std::ostringstream s;
+  s << what << " has a negative value (" << value << ") at voxel " << voxel_text(g, i)
+    << "; weights must be >= 0";
+  fail(s.str());
+}
+
+[[noreturn]] void fail_all_zero(const std::string& what) {
+  fail(what + " is 0 everywhere; at least one voxel needs a weight > 0");
+}
+
 std::vector<float> copy_values(const rp_image& image, const regpipe_common::Grid& g,
                                const std::string& what) {
-  const std::size_t n = std::size_t(g.nx) * std::size_t(g.ny) * std::size_t(g.nz);
+  const std::size_t n = voxel_count_of(g);
   std::vector<float> values(image.data, image.data + n);
   for (std::size_t i = 0; i < n; ++i)
-    if (!std::isfinite(values[i])) {
-      std::ostringstream s;
-      s << what << " has a non-finite value (" << values[i] << ") at voxel " << voxel_text(g, i);
-      fail(s.str());
-    }
+    if (!std::isfinite(values[i])) fail_non_finite(what, g, i, values[i]);
   return values;
 }
 
@@ -97,16 +120,17 @@ std::vector<float> copy_weights(const rp_image& weight, const rp_image& image,
   std::vector<float> w = copy_values(weight, g, what);
   bool any_positive = false;
   for (std::size_t i = 0; i < w.size(); ++i) {
-    if (w[i] < 0.f) {
-      std::ostringstream s;
-      s << what << " has a negative value (" << w[i] << ") at voxel " << voxel_text(g, i)
-        << "; weights must be >= 0";
-      fail(s.str());
-    }
+    if (w[i] < 0.f) fail_negative_weight(what, g, i, w[i]);
     any_positive = any_positive || w[i] > 0.f;
   }
-  if (!any_positive) fail(what + " is 0 everywhere; at least one voxel needs a weight > 0");
+  if (!any_positive) fail_all_zero(what);
   return w;
+}
+
+void copy_geometry(const rp_image& image, double voxel_to_world[16], double spacing_mm[3]) {
+  const double* m = image.voxel_to_world;
+  for (int i = 0; i < 16; ++i) voxel_to_world[i] = m[i];
+  for (int c = 0; c < 3; ++c) spacing_mm[c] = std::sqrt(m[c] * m[c] + m[4 + c] * m[4 + c] + m[8 + c] * m[8 + c]);
 }
 
 void measure_intensities(PreparedImage& p) {
@@ -125,6 +149,69 @@ void measure_intensities(PreparedImage& p) {
   p.mean = sum_wv / sum_w;
 }
 
+void fail_if_constant(float min_value, float max_value, bool weighted, const std::string& role,
+                      const char* measure) {
+  if (min_value < max_value) return;
+  std::ostringstream s;
+  s << role << " image is constant (value " << min_value << ")"
+    << (weighted ? " where its weight is > 0" : "") << ": " << measure << " is undefined";
+  fail(s.str());
+}
+
+// What one slab of measure_image_in_place finds; `npos` where it found nothing.
+constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
+struct SlabScan {
+  std::size_t bad_value = npos, bad_weight = npos, negative_weight = npos;
+  std::size_t weighted = 0;  // voxels with weight > 0
+  float min_value = 0.f, max_value = 0.f;
+  float min_all = std::numeric_limits<float>::infinity(), max_all = -std::numeric_limits<float>::infinity();
+  float max_weight = 0.f;
+};
+
+SlabScan scan_slab(const MeasuredImage& m, std::size_t first, std::size_t end) {
+  SlabScan s;
+  for (std::size_t i = first; i < end; ++i) {
+    const float v = m.values[i];
+    if (!std::isfinite(v) && s.bad_value == npos) s.bad_value = i;
+    s.min_all = std::min(s.min_all, v);
+    s.max_all = std::max(s.max_all, v);
+    const float w = m.weight(i);
+    if (m.weights != nullptr) {
+      if (!std::isfinite(w) && s.bad_weight == npos) s.bad_weight = i;
+      if (w < 0.f && s.negative_weight == npos) s.negative_weight = i;
+      s.max_weight = std::max(s.max_weight, w);
+    }
+    if (!(w > 0.f)) continue;
+    // As measure_intensities: the first of equal extremes is kept.
+    s.min_value = s.weighted == 0 || v < s.min_value ? v : s.min_value;
+    s.max_value = s.weighted == 0 || v > s.max_value ? v : s.max_value;
+    ++s.weighted;
+  }
+  return s;
+}
+
+// measure_intensities' sums, in its order (a different order changes the last bits).
+struct SerialSums {
+  double weight = 0.0, weighted_values = 0.0;
+};
+
+SerialSums serial_sums(const MeasuredImage& m) {
+  SerialSums s;
+  for (std::size_t i = 0; i < m.voxel_count; ++i) {
+    const float w = m.weight(i);
+    if (!(w > 0.f)) continue;
+    s.weight += w;
+    s.weighted_values += double(w) * m.values[i];
+  }
+  return s;
+}
+
+// Below this many voxels one thread scans faster than a pool starts.
+constexpr std::size_t kVoxelsPerSlab = std::size_t(1) << 18;
+constexpr std::size_t kMaxSlabs = 64;
+
+}  // namespace
+
 // Binning works in float (bin_of): the range and its inverse width must both be finite there.
 IntensityBinning make_binning(float lo, float hi, int bins, const std::string& role) {
   const float inv_width = float(double(bins) / (double(hi) - double(lo)));
@@ -137,17 +224,67 @@ IntensityBinning make_binning(float lo, float hi, int bins, const std::string& r
   return {lo, hi, inv_width, bins};
 }
 
-}  // namespace
+MeasuredImage measure_image_in_place(const rp_image& image, const rp_image* weight, const std::string& role,
+                                     MeanNeeded mean) {
+  MeasuredImage m;
+  m.grid = checked_grid(image, role + " image");
+  copy_geometry(image, m.voxel_to_world, m.spacing_mm);
+  m.values = image.data;
+  m.voxel_count = voxel_count_of(m.grid);
+  if (weight != nullptr) {
+    checked_grid(*weight, role + " weight");
+    check_same_grid(*weight, image, role);
+    m.weights = weight->data;
+  }
+  // The serial sums (unweighted, the total weight is a count) run beside the parallel scan.
+  const bool serial = mean == MeanNeeded::yes || m.weights != nullptr;
+  const std::size_t slabs = std::clamp<std::size_t>(m.voxel_count / kVoxelsPerSlab, 1, kMaxSlabs);
+  std::future<SerialSums> sums;
+  if (serial && slabs > 1) sums = std::async(std::launch::async, serial_sums, std::cref(m));
+  std::vector<SlabScan> scans(slabs);
+  parallel_slabs(slabs, [&](std::size_t s) {
+    scans[s] = scan_slab(m, slab_begin(m.voxel_count, slabs, s), slab_begin(m.voxel_count, slabs, s + 1));
+  });
+  const std::string weight_name = role + " weight";
+  for (const SlabScan& s : scans)
+    if (s.bad_value != npos) fail_non_finite(role + " image", m.grid, s.bad_value, m.values[s.bad_value]);
+  for (const SlabScan& s : scans)
+    if (s.bad_weight != npos) fail_non_finite(weight_name, m.grid, s.bad_weight, m.weights[s.bad_weight]);
+  for (const SlabScan& s : scans)
+    if (s.negative_weight != npos) fail_negative_weight(weight_name, m.grid, s.negative_weight, m.weights[s.negative_weight]);
+  std::size_t weighted = 0;
+  m.min_all = scans.front().min_all;
+  m.max_all = scans.front().max_all;
+  m.max_weight = m.weights == nullptr ? 1.f : 0.f;
+  for (const SlabScan& s : scans) {
+    if (s.weighted > 0) {
+      m.min_value = weighted == 0 || s.min_value < m.min_value ? s.min_value : m.min_value;
+      m.max_value = weighted == 0 || s.max_value > m.max_value ? s.max_value : m.max_value;
+    }
+    weighted += s.weighted;
+    m.min_all = std::min(m.min_all, s.min_all);
+    m.max_all = std::max(m.max_all, s.max_all);
+    if (m.weights != nullptr) m.max_weight = std::max(m.max_weight, s.max_weight);
+  }
+  if (weighted == 0) fail_all_zero(weight_name);
+  m.total_weight = double(weighted);  // weight 1 each: exact in double below 2^53
+  if (serial) {
+    const SerialSums total = sums.valid() ? sums.get() : serial_sums(m);
+    m.total_weight = total.weight;
+    m.mean = total.weighted_values / total.weight;
+  }
+  return m;
+}
+
+void require_varying(const MeasuredImage& image, const std::string& role, const char* measure) {
+  fail_if_constant(image.min_value, image.max_value, image.weights != nullptr, role, measure);
+}
 
 PreparedImage prepare_image(const rp_image& image, const rp_image* weight,
                             const std::string& role) {
   PreparedImage p;
   p.grid = checked_grid(image, role + " image");
-  for (int i = 0; i < 16; ++i) p.voxel_to_world[i] = image.voxel_to_world[i];
-  for (int c = 0; c < 3; ++c) {
-    const double* m = image.voxel_to_world;
-    p.spacing_mm[c] = std::sqrt(m[c] * m[c] + m[4 + c] * m[4 + c] + m[8 + c] * m[8 + c]);
-  }
+  copy_geometry(image, p.voxel_to_world, p.spacing_mm);
   p.values = copy_values(image, p.grid, role + " image");
   if (weight != nullptr) p.weights = copy_weights(*weight, image, p.grid, role);
   measure_intensities(p);
@@ -155,12 +292,7 @@ PreparedImage prepare_image(const rp_image& image, const rp_image* weight,
 }
 
 void require_varying(const PreparedImage& image, const std::string& role, const char* measure) {
-  if (image.min_value < image.max_value) return;
-  std::ostringstream s;
-  s << role << " image is constant (value " << image.min_value << ")"
-    << (image.weights.empty() ? "" : " where its weight is > 0") << ": " << measure
-    << " is undefined";
-  fail(s.str());
+  fail_if_constant(image.min_value, image.max_value, !image.weights.empty(), role, measure);
 }
 
 void bin_voxels(PreparedImage& image, int bins, const std::string& role) {

@@ -54,4 +54,34 @@ void require_varying(const PreparedImage& image, const std::string& role, const 
 // narrow for a finite float inverse width.
 void bin_voxels(PreparedImage& image, int bins, const std::string& role);
 
+// The binning bin_voxels uses for [lo, hi]; throws as bin_voxels does.
+IntensityBinning make_binning(float lo, float hi, int bins, const std::string& role);
+
+// What prepare_image checks and measures, read in place from the caller's arrays (no private
+// copy) in parallel slabs: the same checks and messages, and bit for bit the same range, mean
+// and total weight. The arrays are borrowed: valid only while the caller's image is.
+struct MeasuredImage {
+  regpipe_common::Grid grid{1, 1, 1};
+  double voxel_to_world[16] = {};
+  double spacing_mm[3] = {1.0, 1.0, 1.0};
+  const float* values = nullptr;
+  const float* weights = nullptr;  // null: weight 1 everywhere
+  std::size_t voxel_count = 0;
+  // Over the voxels with weight > 0, as PreparedImage:
+  float min_value = 0.f, max_value = 0.f;
+  double total_weight = 0.0;  // summed in x-fastest order
+  double mean = 0.0;          // only when asked for (a serial sum: the order fixes its bits)
+  // Over every voxel, weight 0 included:
+  float min_all = 0.f, max_all = 0.f, max_weight = 1.f;
+
+  float weight(std::size_t i) const { return weights == nullptr ? 1.f : weights[i]; }
+};
+
+enum class MeanNeeded { no, yes };
+MeasuredImage measure_image_in_place(const rp_image& image, const rp_image* weight, const std::string& role,
+                                     MeanNeeded mean);
+
+// As require_varying for a PreparedImage.
+void require_varying(const MeasuredImage& image, const std::string& role, const char* measure);
+
 }  // namespace regpipe_common
