@@ -74,40 +74,49 @@ struct HistogramEntropies {
   double total_weight = 0.0;
 };
 
-namespace detail {
 // sum over h > 0 of h log h.
-inline double h_log_h(double h) { return h > 0.0 ? h * std::log(h) : 0.0; }
+RP_HD double h_log_h(double h) { return h > 0.0 ? h * std::log(h) : 0.0; }
+
+namespace detail {
 // H = -sum p log p with p = h / W, written as log W - (sum h log h) / W.
-inline double entropy(double sum_h_log_h, double w) { return std::log(w) - sum_h_log_h / w; }
+RP_HD double entropy(double sum_h_log_h, double w) { return std::log(w) - sum_h_log_h / w; }
 }  // namespace detail
+
+// The entropies from the sums of h log h over the joint bins, the row totals and the column
+// totals, and the total weight; cuda.mi sums those on the GPU in its own order.
+RP_HD HistogramEntropies entropies_from_sums(double joint_hlogh, double ref_hlogh, double mov_hlogh,
+                                             double total_weight) {
+  HistogramEntropies e;
+  e.total_weight = total_weight;
+  if (!(total_weight > 0.0)) return e;
+  e.reference = detail::entropy(ref_hlogh, total_weight);
+  e.moving = detail::entropy(mov_hlogh, total_weight);
+  e.joint = detail::entropy(joint_hlogh, total_weight);
+  return e;
+}
 
 inline HistogramEntropies histogram_entropies(const double* joint, std::size_t ref_bins,
                                               std::size_t mov_bins) {
-  HistogramEntropies e;
-  double joint_hlogh = 0.0, ref_hlogh = 0.0, mov_hlogh = 0.0;
+  double total_weight = 0.0, joint_hlogh = 0.0, ref_hlogh = 0.0, mov_hlogh = 0.0;
   for (std::size_t r = 0; r < ref_bins; ++r) {
     double row = 0.0;
     for (std::size_t m = 0; m < mov_bins; ++m) {
       row += joint[r * mov_bins + m];
-      joint_hlogh += detail::h_log_h(joint[r * mov_bins + m]);
+      joint_hlogh += h_log_h(joint[r * mov_bins + m]);
     }
-    e.total_weight += row;
-    ref_hlogh += detail::h_log_h(row);
+    total_weight += row;
+    ref_hlogh += h_log_h(row);
   }
   for (std::size_t m = 0; m < mov_bins; ++m) {
     double column = 0.0;
     for (std::size_t r = 0; r < ref_bins; ++r) column += joint[r * mov_bins + m];
-    mov_hlogh += detail::h_log_h(column);
+    mov_hlogh += h_log_h(column);
   }
-  if (!(e.total_weight > 0.0)) return e;
-  e.reference = detail::entropy(ref_hlogh, e.total_weight);
-  e.moving = detail::entropy(mov_hlogh, e.total_weight);
-  e.joint = detail::entropy(joint_hlogh, e.total_weight);
-  return e;
+  return entropies_from_sums(joint_hlogh, ref_hlogh, mov_hlogh, total_weight);
 }
 
 // -MI = -(H(R) + H(M) - H(R,M)). MI >= 0, so rounding below 0 is clamped to the worst, 0.
-inline double mutual_information_cost(const HistogramEntropies& e) {
+RP_HD double mutual_information_cost(const HistogramEntropies& e) {
   return -std::max(0.0, e.reference + e.moving - e.joint);
 }
 
@@ -116,7 +125,7 @@ inline constexpr double kNegligibleEntropy = 1e-12;
 
 // -NMI, NMI = (H(R) + H(M)) / H(R,M) (Studholme et al. 1999), in [1, 2]. Worst (-1) without
 // overlap or when all weight falls in one joint bin.
-inline double normalised_mi_cost(const HistogramEntropies& e) {
+RP_HD double normalised_mi_cost(const HistogramEntropies& e) {
   if (!(e.joint > kNegligibleEntropy)) return kWorstNormalisedMiCost;
   return -std::clamp((e.reference + e.moving) / e.joint, 1.0, 2.0);
 }

@@ -28,6 +28,13 @@ class PinnedBuffer {
     capacity_ = count;
   }
   T* get() const { return data_; }
+  // The device address of the same memory (unified addressing): kernels write results there
+  // in place, no copy back.
+  T* device_view() const {
+    void* device = nullptr;
+    RP_CUDA_CHECK(cudaHostGetDevicePointer(&device, data_, 0));
+    return static_cast<T*>(device);
+  }
 
  private:
   T* data_ = nullptr;

@@ -1,0 +1,176 @@
+#include "cuda_mi_cost.hpp"
+#include "params.hpp"
+
+#include <regpipe_common/affine_checks.hpp>
+#include <regpipe_common/voxel_map.hpp>
+#include <regpipe_common_cuda/cuda_check.hpp>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <map>
+
+namespace regpipe::cost_mi_cuda {
+namespace {
+
+using regpipe_common::PreparedImage;
+
+const std::map<std::string, void (*)(const SchemeLaunch&)>& schemes() {
+  static const std::map<std::string, void (*)(const SchemeLaunch&)> table = {{"privatised", run_privatised}};
+  return table;
+}
+
+const rp_param_desc& schema(const char* name) {
+  for (const auto& p : kParams)
+    if (std::strcmp(p.name, name) == 0) return p;
+  throw rp::Error(RP_INTERNAL, std::string("no schema for ") + name);
+}
+
+int read_int(const rp::Params& params, const char* name) {
+  const long long v = params.get_int(name);
+  rp::Params::check_range(name, double(v), schema(name).min, schema(name).max);
+  return int(v);
+}
+
+}  // namespace
+
+CudaMiCost::CudaMiCost(const rp::Params& params, bool normalised)
+    : normalised_(normalised),
+      cpu_alternative_(normalised ? "cpu.nmi" : "cpu.mi"),
+      bins_(read_int(params, "bins")),
+      threads_per_block_(read_int(params, "threads_per_block")),
+      nearest_(params.get_string("interpolation") == "nearest") {
+  if (threads_per_block_ % 32 != 0)
+    throw rp::Error(RP_INVALID_ARGUMENT,
+                    "threads_per_block=" + std::to_string(threads_per_block_) + " is not a multiple of 32");
+  const std::string scheme = params.get_string("scheme");
+  const auto it = schemes().find(scheme);
+  if (it == schemes().end())
+    throw rp::Error(RP_INVALID_ARGUMENT, "scheme=" + scheme + " is not a cuda.mi scheme (privatised)");
+  scheme_ = it->second;
+  device_ = regpipe_common_cuda::select_device(read_int(params, "device"), cpu_alternative_);
+  if (scheme == "privatised" && privatised_shared_bytes(bins_, device_.shared_per_block) == 0) {
+    int most = bins_;
+    while (privatised_shared_bytes(most, device_.shared_per_block) == 0) --most;
+    throw rp::Error(RP_INVALID_ARGUMENT,
+                    "scheme=privatised keeps a block's bins x bins joint histogram in shared memory (16-bit "
+                    "counters): bins=" + std::to_string(bins_) + " needs " +
+                        std::to_string(std::size_t(bins_) * bins_ * 2) + " bytes, " + device_.name + " allows " +
+                        std::to_string(device_.shared_per_block) + " (at most bins=" + std::to_string(most) +
+                        "); use fewer bins or " + cpu_alternative_);
+  }
+  RP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+}
+
+CudaMiCost::~CudaMiCost() {
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
+void CudaMiCost::check_device_memory(std::size_t bytes, const char* what) const {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  RP_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (bytes > free_bytes)
+    throw rp::Error(RP_OUT_OF_MEMORY, std::string(what) + " needs " + std::to_string(bytes >> 20) +
+                                          " MiB of device memory; " + device_.name + " has " +
+                                          std::to_string(free_bytes >> 20) + " MiB free");
+}
+
+namespace {
+
+// Validation and binning exactly as cpu.mi / cpu.nmi; the GPU counts unit-weight samples only.
+PreparedImage prepare(const rp_image& image, const rp_image* weight, const char* role, int bins,
+                      const char* measure, const char* cpu_alternative) {
+  if (weight != nullptr)
+    throw rp::Error(RP_UNSUPPORTED, std::string("cuda.mi and cuda.nmi count unweighted samples: the ") + role +
+                                        " weight image needs " + cpu_alternative);
+  PreparedImage p = regpipe_common::prepare_image(image, weight, role);
+  regpipe_common::require_varying(p, role, measure);
+  if (p.voxel_count() > std::size_t(INT_MAX))
+    throw rp::Error(RP_UNSUPPORTED, std::string("the ") + role + " image has " + std::to_string(p.voxel_count()) +
+                                        " voxels; the GPU counts at most " + std::to_string(INT_MAX) + ": use " +
+                                        cpu_alternative);
+  regpipe_common::bin_voxels(p, bins, role);
+  return p;
+}
+
+const char* measure_name(bool normalised) {
+  return normalised ? "normalised mutual information" : "mutual information";
+}
+
+}  // namespace
+
+void CudaMiCost::set_reference(const rp_image& image, const rp_image* weight) {
+  RP_CUDA_CHECK(cudaSetDevice(device_.index));
+  PreparedImage ref = prepare(image, weight, "reference", bins_, measure_name(normalised_), cpu_alternative_);
+  check_device_memory(ref.voxel_count() * sizeof(uint16_t), "the reference image");
+  const std::vector<uint16_t> bins(ref.voxel_bins.begin(), ref.voxel_bins.end());  // bins <= 1024
+  ref_bins_.upload(bins, stream_);
+  RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  ref_ = std::move(ref);
+}
+
+void CudaMiCost::set_moving(const rp_image& image, const rp_image* weight) {
+  RP_CUDA_CHECK(cudaSetDevice(device_.index));
+  PreparedImage mov = prepare(image, weight, "moving", bins_, measure_name(normalised_), cpu_alternative_);
+  check_device_memory(mov.voxel_count() * sizeof(float), "the moving image");
+  mov_values_.upload(mov.values, stream_);
+  RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  mov_ = std::move(mov);
+}
+
+void CudaMiCost::evaluate(const rp_cost_request& request) {
+  if (!ref_) throw rp::Error(RP_INVALID_ARGUMENT, "evaluate needs a reference image: call set_reference first");
+  if (!mov_) throw rp::Error(RP_INVALID_ARGUMENT, "evaluate needs a moving image: call set_moving first");
+  RP_CUDA_CHECK(cudaSetDevice(device_.index));
+  const std::size_t k = request.k;
+  if (k == 0) return;
+  host_maps_.ensure(12 * k);
+  for (std::size_t t = 0; t < k; ++t) {
+    const double* matrix = request.matrices + 16 * t;
+    regpipe_common::check_affine(matrix, "transform " + std::to_string(t) + " of " + std::to_string(k) +
+                                             " (reference world -> moving world)");
+    regpipe_common::VoxelMap map;
+    regpipe_common::make_voxel_map(ref_->voxel_to_world, matrix, mov_->voxel_to_world, &map);
+    std::copy(map.m, map.m + 12, host_maps_.get() + 12 * t);
+  }
+  const std::size_t entries = std::size_t(bins_) * std::size_t(bins_);
+  maps_.ensure(12 * k);
+  joint_.ensure(k * entries);
+  partials_.ensure(finish_partials_size(k, bins_));
+  host_out_.ensure(2 * k);
+  RP_CUDA_CHECK(cudaMemcpyAsync(maps_.get(), host_maps_.get(), 12 * k * sizeof(double), cudaMemcpyHostToDevice,
+                                stream_));
+  RP_CUDA_CHECK(cudaMemsetAsync(joint_.get(), 0, k * entries * sizeof(unsigned), stream_));
+
+  SchemeLaunch l;
+  MiArgs& a = l.args;
+  a.ref_grid = ref_->grid;
+  a.ref_bins = ref_bins_.get();
+  a.mov_grid = mov_->grid;
+  a.mov = mov_values_.get();
+  a.mov_lo = mov_->binning.lo;
+  a.mov_inv_width = mov_->binning.inv_width;
+  a.nearest = nearest_ ? 1 : 0;
+  a.bins = bins_;
+  a.maps = maps_.get();
+  a.joint = joint_.get();
+  l.k = k;
+  l.voxel_count = uint32_t(ref_->voxel_count());
+  l.threads_per_block = threads_per_block_;
+  l.sm_count = device_.sm_count;
+  l.shared_per_block = device_.shared_per_block;
+  l.stream = stream_;
+  scheme_(l);
+  double* out = host_out_.device_view();
+  finish_entropies(l, normalised_, partials_.get(), out, out + k);
+  RP_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the one sync of an evaluation
+
+  const double* costs = host_out_.get();
+  const double* overlaps = costs + k;
+  std::copy(costs, costs + k, request.costs_out);
+  double* overlap_out = RP_HAS_MEMBER(&request, rp_cost_request, overlap_out) ? request.overlap_out : nullptr;
+  if (overlap_out != nullptr)
+    for (std::size_t t = 0; t < k; ++t) overlap_out[t] = overlaps[t] / double(ref_->voxel_count());
+}
+
+}  // namespace regpipe::cost_mi_cuda

@@ -1,0 +1,41 @@
+// The joint-histogram schemes. Each counts, for every one of the k transforms, the samples of
+// the reference voxels that map inside the moving image into the zeroed k * bins * bins
+// counts (MiArgs::joint); finish_entropies then turns each histogram into its cost.
+#pragma once
+
+#include "mi_args.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+
+namespace regpipe::cost_mi_cuda {
+
+struct SchemeLaunch {
+  MiArgs args;
+  std::size_t k = 1;
+  uint32_t voxel_count = 0;  // the reference grid's
+  int threads_per_block = 256;
+  int sm_count = 1;
+  std::size_t shared_per_block = 48 * 1024;  // the device's opt-in maximum
+  cudaStream_t stream = nullptr;
+};
+
+// Ours: each block counts a run of reference voxels into a private bins x bins histogram in
+// shared memory (32-bit counters, or two 16-bit ones a word when that is what fits), lanes of a
+// warp that share a joint bin add once (__match_any_sync), k transforms in grid.y.
+void run_privatised(const SchemeLaunch& l);
+
+// The shared memory privatised needs for `bins` (0 when it does not fit in `shared_per_block`).
+std::size_t privatised_shared_bytes(int bins, std::size_t shared_per_block);
+
+// The k costs from the k joint histograms: -MI, or -NMI when `normalised`, and the overlap
+// (total count) of each, written to costs_out[0, k) and overlaps_out[0, k) (page-locked host
+// memory the device writes). Parallel over rows and transforms; fixed summation order.
+// `partials` holds finish_partials_size(k, bins) doubles.
+std::size_t finish_partials_size(std::size_t k, int bins);
+void finish_entropies(const SchemeLaunch& l, bool normalised, double* partials, double* costs_out,
+                      double* overlaps_out);
+
+}  // namespace regpipe::cost_mi_cuda

@@ -1,0 +1,325 @@
+// cuda.mi and cuda.nmi against the CPU references cpu.mi and cpu.nmi on real images: every
+// scheme, bins 32..256, levels 8/4/2/1 mm, 100 random transforms each (label gpu: skipped
+// without a CUDA device, except the no-device error path, checked wherever the plugin is built).
+#include <regpipe/host/components.hpp>
+#include <regpipe/host/error.hpp>
+#include <regpipe/host/image.hpp>
+#include <regpipe/host/pyramid.hpp>
+#include <regpipe/host/transform.hpp>
+
+#include "support/test_support.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <tuple>
+
+using namespace regpipe;
+
+namespace {
+
+PluginSearchOptions built_plugins() {
+  PluginSearchOptions o;
+  o.plugin_paths = {test::plugin_dir()};
+  o.use_environment = false;
+  o.use_default_dirs = false;
+  return o;
+}
+
+constexpr int kTransforms = 100;
+const double kLevels[] = {8, 4, 2, 1};
+const int kBins[] = {32, 64, 128, 256};
+// The schemes that count integers: exact, so they match the CPU to rounding of the finish.
+const std::vector<std::string> kSchemes = {"privatised"};
+
+// (measure, bins, mm): "mi" or "nmi".
+using CpuKey = std::tuple<std::string, int, double>;
+
+// Shared across tests: plugins, the image levels and the CPU reference costs, computed once.
+struct Fixture {
+  PluginHost host{built_plugins()};
+  HostServices services;
+  std::map<double, std::pair<Image, Image>> levels;  // mm -> (reference, moving)
+  std::map<double, std::vector<double>> matrices;    // mm -> 100 x 16
+  std::map<CpuKey, std::vector<double>> cpu_costs, cpu_overlaps;
+};
+
+Fixture& fixture() {
+  static Fixture f;
+  return f;
+}
+
+std::unique_ptr<CostInstance> make_cost(const std::string& id, const std::map<std::string, std::string>& params) {
+  const Component& c = fixture().host.require(RP_KIND_COST, id);
+  return std::make_unique<CostInstance>(c, fixture().services, resolve_params(c, params));
+}
+
+// Random transforms around the pair's scanner alignment: rotations up to 15 degrees, shifts
+// up to 15 mm, scales 0.9..1.1, about the reference centre.
+std::vector<double> random_matrices(const Image& reference, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const Eigen::Vector3d centre = centre_of_mass(reference);
+  std::vector<double> out;
+  for (int i = 0; i < kTransforms; ++i) {
+    AffineParams p = identity_params();
+    for (int a = 0; a < 3; ++a) {
+      p[a] = u(rng) * 15.0 * M_PI / 180.0;
+      p[3 + a] = u(rng) * 15.0;
+      p[6 + a] = 1.0 + 0.1 * u(rng);
+    }
+    const Eigen::Matrix4d m = params_to_matrix(p, centre);
+    for (int j = 0; j < 16; ++j) out.push_back(m(j / 4, j % 4));
+  }
+  return out;
+}
+
+// Loads the level images, transforms and CPU costs of `measure` on first use (false when the
+// shared data is missing).
+bool prepare_level(const std::string& measure, double mm, int bins) {
+  Fixture& f = fixture();
+  if (f.levels.count(mm) == 0) {
+    const auto t1 = test::shared_data("chris_t1.nii.gz"), pd = test::shared_data("chris_PD.nii.gz");
+    if (t1.empty() || pd.empty()) return false;
+    const Component& r = f.host.require(RP_KIND_RESAMPLER, "resample.cpu");
+    ResamplerInstance resampler(r, f.services, resolve_params(r, {}));
+    Image ref = make_level(read_image(t1), mm, resampler);
+    Image mov = make_level(read_image(pd), mm, resampler);
+    f.matrices[mm] = random_matrices(ref, 4321u + unsigned(mm));
+    f.levels.emplace(mm, std::make_pair(std::move(ref), std::move(mov)));
+  }
+  const CpuKey key{measure, bins, mm};
+  if (f.cpu_costs.count(key) == 0) {
+    auto cpu = make_cost("cpu." + measure, {{"bins", std::to_string(bins)}});
+    cpu->set_reference(f.levels.at(mm).first, nullptr);
+    cpu->set_moving(f.levels.at(mm).second, nullptr);
+    std::vector<double> costs(kTransforms), overlaps(kTransforms);
+    cpu->evaluate(f.matrices.at(mm).data(), kTransforms, costs.data(), overlaps.data());
+    f.cpu_costs[key] = costs;
+    f.cpu_overlaps[key] = overlaps;
+  }
+  return true;
+}
+
+// cuda.<measure> with `params` on the pair of level `mm` (prepare_level first).
+std::unique_ptr<CostInstance> gpu_cost_on_level(const std::string& measure,
+                                                const std::map<std::string, std::string>& params, double mm) {
+  auto gpu = make_cost("cuda." + measure, params);
+  gpu->set_reference(fixture().levels.at(mm).first, nullptr);
+  gpu->set_moving(fixture().levels.at(mm).second, nullptr);
+  return gpu;
+}
+
+// Why the GPU tests cannot run here ("" when they can).
+std::string gpu_unavailable() {
+  if (fixture().host.find(RP_KIND_COST, "cuda.mi") == nullptr) return "cuda.mi is not built (no nvcc)";
+  try {
+    make_cost("cuda.mi", {});
+  } catch (const ComponentError& e) {
+    if (e.status() == RP_DEVICE) return std::string("no CUDA device: ") + e.what();
+    throw;
+  }
+  return "";
+}
+
+// A transform that moves the reference 10 m away: no voxel maps inside the moving image.
+std::vector<double> far_away_matrix() { return {1, 0, 0, 1e4, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}; }
+
+// Relative tolerance of an exact scheme against the CPU. Both sample in float with the same
+// helpers and bin with the same bin_of, so every count is the same integer; what differs is
+// the finish: sums of h log h in another order (a fixed tree on the GPU, left to right on the
+// CPU) and the device's log (at most 1 ulp) against glibc's. Each entropy is log W - S / W with
+// S ~ W log W ~ 10^8 at 1 mm: relative errors ~1e-16 of S, amplified by the cancellation in
+// H(R) + H(M) - H(R,M) (MI ~ 0.3 against entropies ~ 5: x20) stay below 1e-14; 1e-12 leaves
+// a margin of 100 and still catches a single misplaced count (~1e-9 relative at 1 mm).
+constexpr double kExactTolerance = 1e-12;
+
+class CudaMi : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
+ protected:
+  void SetUp() override {
+    if (const std::string why = gpu_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  }
+  const std::string& scheme() const { return std::get<0>(GetParam()); }
+  const std::string& measure() const { return std::get<1>(GetParam()); }
+};
+
+class CudaMiErrors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const std::string why = gpu_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  }
+};
+
+// Expects `params` to be refused when cuda.mi is created, with a message containing `needle`.
+void expect_refused(const std::map<std::string, std::string>& params, const std::string& needle) {
+  try {
+    make_cost("cuda.mi", params);
+    ADD_FAILURE() << "cuda.mi accepted parameters that should be refused (expected: " << needle << ")";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
+        << "the error should say '" << needle << "'; it says: " << e.what();
+  }
+}
+
+}  // namespace
+
+TEST_P(CudaMi, AgreesWithTheCpuReferenceOnRealImages) {
+  for (double mm : kLevels)
+    for (int bins : kBins) {
+      if (!prepare_level(measure(), mm, bins)) GTEST_SKIP() << "shared data not found: " << test::shared_data_dir();
+      Fixture& f = fixture();
+      auto gpu = gpu_cost_on_level(measure(), {{"scheme", scheme()}, {"bins", std::to_string(bins)}}, mm);
+      std::vector<double> costs(kTransforms), overlaps(kTransforms);
+      gpu->evaluate(f.matrices.at(mm).data(), kTransforms, costs.data(), overlaps.data());
+      const auto& cpu = f.cpu_costs.at({measure(), bins, mm});
+      const auto& cpu_overlap = f.cpu_overlaps.at({measure(), bins, mm});
+      double worst = 0.0;
+      for (int t = 0; t < kTransforms; ++t) {
+        const double rel = std::fabs(costs[t] - cpu[t]) / std::max(std::fabs(cpu[t]), 1e-3);
+        worst = std::max(worst, rel);
+        EXPECT_LE(rel, kExactTolerance) << scheme() << " " << measure() << " bins " << bins << " at " << mm
+                                        << " mm, transform " << t << ": gpu " << costs[t] << " cpu " << cpu[t]
+                                        << " (a larger gap than rounding means a count differs)";
+        EXPECT_DOUBLE_EQ(overlaps[t], cpu_overlap[t])
+            << scheme() << " " << measure() << " bins " << bins << " at " << mm << " mm, transform " << t
+            << ": the overlap counts differ, so samples were lost or invented";
+      }
+      std::printf("%-10s %-3s bins %3d %g mm: max relative difference to cpu.%s %.2e\n", scheme().c_str(),
+                  measure().c_str(), bins, mm, measure().c_str(), worst);
+      // Integer counts and fixed summation orders: one at a time gives the batch's bits, and
+      // so does the same batch again.
+      std::vector<double> single(3);
+      for (int t = 0; t < 3; ++t) gpu->evaluate(f.matrices.at(mm).data() + 16 * t, 1, &single[t]);
+      for (int t = 0; t < 3; ++t)
+        EXPECT_EQ(single[t], costs[t]) << scheme() << " transform " << t << ": k=1 and k=100 differ";
+      std::vector<double> again(kTransforms);
+      gpu->evaluate(f.matrices.at(mm).data(), kTransforms, again.data());
+      EXPECT_EQ(again, costs) << scheme() << " is documented as bitwise repeatable";
+    }
+}
+
+TEST_P(CudaMi, NearestNeighbourSamplingAgreesWithTheCpuReference) {
+  constexpr double kMm = 4;
+  constexpr int kBinsHere = 64, kCount = 20;
+  if (!prepare_level(measure(), kMm, kBinsHere)) GTEST_SKIP() << "shared data not found: " << test::shared_data_dir();
+  const std::map<std::string, std::string> common = {{"bins", std::to_string(kBinsHere)},
+                                                     {"interpolation", "nearest"}};
+  auto cpu = make_cost("cpu." + measure(), common);
+  auto params = common;
+  params["scheme"] = scheme();
+  auto gpu = make_cost("cuda." + measure(), params);
+  const auto& [ref, mov] = fixture().levels.at(kMm);
+  for (CostInstance* c : {cpu.get(), gpu.get()}) {
+    c->set_reference(ref, nullptr);
+    c->set_moving(mov, nullptr);
+  }
+  const double* matrices = fixture().matrices.at(kMm).data();
+  std::vector<double> expected(kCount), costs(kCount);
+  cpu->evaluate(matrices, kCount, expected.data());
+  gpu->evaluate(matrices, kCount, costs.data());
+  for (int t = 0; t < kCount; ++t)
+    EXPECT_LE(std::fabs(costs[t] - expected[t]) / std::max(std::fabs(expected[t]), 1e-3), kExactTolerance)
+        << scheme() << " " << measure() << " nearest, transform " << t << ": gpu " << costs[t] << " cpu "
+        << expected[t];
+}
+
+// No sample: the worst cost (MI 0, NMI -1) and overlap 0, as the CPU; the neighbours in the
+// batch and the next call are not disturbed.
+TEST_P(CudaMi, NoOverlapCostsTheWorstValueAndLeavesTheOthersAlone) {
+  constexpr double kMm = 8;
+  constexpr int kBinsHere = 64;
+  if (!prepare_level(measure(), kMm, kBinsHere)) GTEST_SKIP() << "shared data not found: " << test::shared_data_dir();
+  Fixture& f = fixture();
+  auto gpu = gpu_cost_on_level(measure(), {{"scheme", scheme()}, {"bins", std::to_string(kBinsHere)}}, kMm);
+  std::vector<double> matrices(f.matrices.at(kMm).begin(), f.matrices.at(kMm).begin() + 16);
+  const std::vector<double> far = far_away_matrix();
+  matrices.insert(matrices.end(), far.begin(), far.end());
+  matrices.insert(matrices.end(), f.matrices.at(kMm).begin() + 16, f.matrices.at(kMm).begin() + 32);
+  std::vector<double> costs(3), overlaps(3, -1.0);
+  gpu->evaluate(matrices.data(), 3, costs.data(), overlaps.data());
+  EXPECT_EQ(costs[1], measure() == "mi" ? 0.0 : -1.0) << scheme() << ": no overlap costs the worst value";
+  EXPECT_EQ(overlaps[1], 0.0) << scheme() << ": no overlap has overlap 0";
+  const auto& cpu = f.cpu_costs.at({measure(), kBinsHere, kMm});
+  for (int i : {0, 2})
+    EXPECT_LE(std::fabs(costs[i] - cpu[i / 2]) / std::max(std::fabs(cpu[i / 2]), 1e-3), kExactTolerance)
+        << scheme() << " transform " << i / 2 << " next to one without overlap: gpu " << costs[i] << " cpu "
+        << cpu[i / 2];
+  std::vector<double> again(1);
+  gpu->evaluate(matrices.data(), 1, again.data());
+  EXPECT_EQ(again[0], costs[0]) << scheme() << ": a call's counts leaked into the next call";
+}
+
+// More transforms than one launch takes (grid.y <= 65535): every transform of a batch of
+// 70 000 (the 100 repeated, every 7th without overlap) gets the bits it gets in a batch of 100.
+TEST_P(CudaMi, BatchesLargerThanOneLaunchGiveTheSameBits) {
+  constexpr double kMm = 8;
+  constexpr int kBinsHere = 32;
+  constexpr size_t kBig = 70000;
+  if (!prepare_level(measure(), kMm, kBinsHere)) GTEST_SKIP() << "shared data not found: " << test::shared_data_dir();
+  const std::vector<double>& small = fixture().matrices.at(kMm);
+  const std::vector<double> far = far_away_matrix();
+  std::vector<double> big;
+  for (size_t t = 0; t < kBig; ++t) {
+    const double* m = t % 7 == 6 ? far.data() : small.data() + 16 * (t % kTransforms);
+    big.insert(big.end(), m, m + 16);
+  }
+  auto gpu = gpu_cost_on_level(measure(), {{"scheme", scheme()}, {"bins", std::to_string(kBinsHere)}}, kMm);
+  std::vector<double> reference(kTransforms), costs(kBig);
+  gpu->evaluate(small.data(), kTransforms, reference.data());
+  gpu->evaluate(big.data(), kBig, costs.data());
+  const double worst = measure() == "mi" ? 0.0 : -1.0;
+  size_t wrong = 0;
+  for (size_t t = 0; t < kBig; ++t) {
+    const double expected = t % 7 == 6 ? worst : reference[t % kTransforms];
+    if (costs[t] != expected && ++wrong <= 5)
+      ADD_FAILURE() << scheme() << " transform " << t << " of " << kBig << " (launch " << t / 65535 << "): "
+                    << costs[t] << " instead of " << expected;
+  }
+  EXPECT_EQ(wrong, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Schemes, CudaMi,
+                         ::testing::Combine(::testing::ValuesIn(kSchemes), ::testing::Values(std::string("mi"), std::string("nmi"))),
+                         [](const auto& i) { return std::get<0>(i.param) + "_" + std::get<1>(i.param); });
+
+TEST_F(CudaMiErrors, BadParametersAreRefusedWithTheReason) {
+  expect_refused({{"bins", "1"}}, "bins=1 is below the minimum 2");
+  expect_refused({{"scheme", "no_such_scheme"}}, "no_such_scheme");
+  // 512 x 512 16-bit counters (512 KB) exceed any GPU's shared memory per block.
+  expect_refused({{"scheme", "privatised"}, {"bins", "512"}}, "at most bins=");
+  expect_refused({{"threads_per_block", "100"}}, "not a multiple of 32");
+}
+
+TEST_F(CudaMiErrors, WeightImagesAreRefusedNamingTheCpuMeasure) {
+  if (!prepare_level("mi", 8, 64)) GTEST_SKIP() << "shared data not found: " << test::shared_data_dir();
+  const auto& [ref, mov] = fixture().levels.at(8);
+  auto gpu = make_cost("cuda.nmi", {});
+  try {
+    gpu->set_reference(ref, &ref);
+    FAIL() << "a reference weight image should be refused";
+  } catch (const ComponentError& e) {
+    EXPECT_EQ(e.status(), RP_UNSUPPORTED);
+    EXPECT_NE(std::string(e.what()).find("cpu.nmi"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(gpu->set_moving(mov, &mov), ComponentError);
+  double cost = 0.0;
+  const double identity[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+  EXPECT_THROW(gpu->evaluate(identity, 1, &cost), ComponentError) << "no images were accepted";
+}
+
+// Runs everywhere the plugin is built: without a device the error names the CPU alternative;
+// with one, an out-of-range device index is refused the same way.
+TEST(CudaMiDevice, MissingDeviceIsAClearErrorNamingTheCpuAlternative) {
+  for (const std::string measure : {"mi", "nmi"}) {
+    const Component* c = fixture().host.find(RP_KIND_COST, "cuda." + measure);
+    if (c == nullptr) GTEST_SKIP() << "cuda." << measure << " is not built (no nvcc)";
+    try {
+      CostInstance cost(*c, fixture().services, resolve_params(*c, {{"device", "63"}}));
+      FAIL() << "device 63 should not exist";
+    } catch (const ComponentError& e) {
+      EXPECT_EQ(e.status(), RP_DEVICE);
+      EXPECT_NE(std::string(e.what()).find("cpu." + measure), std::string::npos) << e.what();
+    }
+  }
+}
