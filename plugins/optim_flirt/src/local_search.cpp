@@ -1,5 +1,7 @@
 #include "local_search.hpp"
 
+#include <regpipe_common/brent.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -8,7 +10,6 @@ namespace regpipe::flirt {
 namespace {
 
 constexpr double kGold = 1.618034;    // golden-ratio growth of a downhill bracket
-constexpr double kCGold = 0.3819660;  // golden-section fraction of Brent's fallback step
 // Costs are bounded (abi.h: the worst finite value when there is no overlap), so a descent
 // that is still going after this many golden steps (a factor 1.6^25 = 1.7e5 in alpha) means a
 // flat objective; the lowest point seen is kept.
@@ -40,67 +41,20 @@ Task<double> cost_at(CostChannel& channel, Point p) {
   co_return costs[0];
 }
 
-// Brent's method inside a bracket (Brent 1973, ch. 5; Numerical Recipes 3rd ed., 10.3). The
-// first step is already parabolic through the bracket's three points. Stops when the minimum
-// is known to within `tolerance` either way; no two points closer than tolerance/2.
+// Brent's method inside a bracket, its first step already parabolic through the bracket's
+// three points. Stops when the minimum is known to within `tolerance` either way; no two
+// points closer than tolerance/2.
 Task<LineMinimum> brent(CostChannel& channel, Line line, Bracket br, double tolerance) {
-  const double tol1 = 0.5 * tolerance;
-  double a = std::min(br.a, br.c), b = std::max(br.a, br.c);
-  double x = br.b, fx = br.fb;
   const bool a_better = br.fa <= br.fc;
-  double w = a_better ? br.a : br.c, fw = a_better ? br.fa : br.fc;
-  double v = a_better ? br.c : br.a, fv = a_better ? br.fc : br.fa;
-  double d = 0.0, e = b - a;
+  regpipe_common::Brent brent({br.a, br.c, br.b, br.fb, a_better ? br.a : br.c,
+                               a_better ? br.fa : br.fc, a_better ? br.c : br.a,
+                               a_better ? br.fc : br.fa, std::fabs(br.c - br.a)});
   for (int step = 0; step < kMaxBrentSteps; ++step) {
-    const double xm = 0.5 * (a + b);
-    if (std::max(x - a, b - x) <= tolerance) break;
-    bool golden = true;
-    if (std::fabs(e) > tol1) {
-      const double r = (x - w) * (fx - fv);
-      double q = (x - v) * (fx - fw);
-      double p = (x - v) * q - (x - w) * r;
-      q = 2.0 * (q - r);
-      if (q > 0.0) p = -p;
-      q = std::fabs(q);
-      const double e_previous = e;
-      e = d;
-      // The parabolic step must fall inside the bracket and shrink faster than the step
-      // before last; otherwise a golden-section step.
-      if (std::fabs(p) < std::fabs(0.5 * q * e_previous) && p > q * (a - x) && p < q * (b - x)) {
-        golden = false;
-        d = p / q;
-        const double u = x + d;
-        if (u - a < 2.0 * tol1 || b - u < 2.0 * tol1) d = std::copysign(tol1, xm - x);
-      }
-    }
-    if (golden) {
-      e = x >= xm ? a - x : b - x;
-      d = kCGold * e;
-    }
-    const double u = std::fabs(d) >= tol1 ? x + d : x + std::copysign(tol1, d);
-    const double fu = co_await cost_at(channel, along(line.origin, u, line.direction));
-    if (fu <= fx) {
-      (u >= x ? a : b) = x;
-      v = w;
-      fv = fw;
-      w = x;
-      fw = fx;
-      x = u;
-      fx = fu;
-    } else {
-      (u < x ? a : b) = u;
-      if (fu <= fw || w == x) {
-        v = w;
-        fv = fw;
-        w = u;
-        fw = fu;
-      } else if (fu <= fv || v == x || v == w) {
-        v = u;
-        fv = fu;
-      }
-    }
+    if (std::max(brent.x() - brent.a(), brent.b() - brent.x()) <= tolerance) break;
+    const double u = brent.next(0.5 * tolerance);
+    brent.update(u, co_await cost_at(channel, along(line.origin, u, line.direction)));
   }
-  co_return LineMinimum{x, fx, 0.0};
+  co_return LineMinimum{brent.x(), brent.fx(), 0.0};
 }
 
 // Minimises along `line`: the unknown costs at alpha = 0, -1, +1 in one request, a downhill

@@ -1,5 +1,7 @@
 #include "line_search.hpp"
 
+#include <regpipe_common/brent.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -8,7 +10,6 @@ namespace regpipe::powell {
 namespace {
 
 constexpr double kGold = 1.618034;      // golden-ratio growth of the bracket
-constexpr double kCGold = 0.3819660;    // golden-section fraction of Brent's fallback step
 constexpr double kGrowthLimit = 100.0;  // farthest parabolic extrapolation, in bracket widths
 constexpr double kTiny = 1e-20;         // keeps the parabola's denominator non-zero
 // Costs are bounded (abi.h: the worst finite value when there is no overlap), so a descent
@@ -75,63 +76,15 @@ Bracket grow_bracket(Line& line, double a, double fa, double b, double fb) {
 
 // Brent's method inside a closed bracket (Numerical Recipes' brent), reusing cost(b).
 LineMinimum brent(Line& line, const Bracket& bracket, double alpha_tolerance) {
-  double a = std::min(bracket.a, bracket.c), b = std::max(bracket.a, bracket.c);
-  double x = bracket.b, w = x, v = x;
-  double fx = bracket.fb, fw = fx, fv = fx;
-  double d = 0.0, e = 0.0;
+  const double x = bracket.b, fx = bracket.fb;
+  regpipe_common::Brent brent({bracket.a, bracket.c, x, fx, x, fx, x, fx, 0.0});
   for (int step = 0; step < kMaxBrentSteps; ++step) {
-    const double xm = 0.5 * (a + b);
-    const double tol1 = alpha_tolerance + kRelativeTolerance * std::fabs(x);
-    const double tol2 = 2.0 * tol1;
-    if (std::fabs(x - xm) <= tol2 - 0.5 * (b - a)) break;
-    bool golden = true;
-    if (std::fabs(e) > tol1) {
-      const double r = (x - w) * (fx - fv);
-      double q = (x - v) * (fx - fw);
-      double p = (x - v) * q - (x - w) * r;
-      q = 2.0 * (q - r);
-      if (q > 0.0) p = -p;
-      q = std::fabs(q);
-      const double e_previous = e;
-      e = d;
-      // Accept the parabolic step only when it falls inside the bracket and shrinks faster
-      // than the step before last.
-      if (std::fabs(p) < std::fabs(0.5 * q * e_previous) && p > q * (a - x) && p < q * (b - x)) {
-        golden = false;
-        d = p / q;
-        const double u = x + d;
-        if (u - a < tol2 || b - u < tol2) d = std::copysign(tol1, xm - x);
-      }
-    }
-    if (golden) {
-      e = x >= xm ? a - x : b - x;
-      d = kCGold * e;
-    }
-    // Never step by less than tol1: closer points are not worth (or not allowed) a cost.
-    const double u = std::fabs(d) >= tol1 ? x + d : x + std::copysign(tol1, d);
-    const double fu = line.cost(u);
-    if (fu <= fx) {
-      (u >= x ? a : b) = x;
-      v = w;
-      w = x;
-      x = u;
-      fv = fw;
-      fw = fx;
-      fx = fu;
-    } else {
-      (u < x ? a : b) = u;
-      if (fu <= fw || w == x) {
-        v = w;
-        w = u;
-        fv = fw;
-        fw = fu;
-      } else if (fu <= fv || v == x || v == w) {
-        v = u;
-        fv = fu;
-      }
-    }
+    const double tol1 = alpha_tolerance + kRelativeTolerance * std::fabs(brent.x());
+    if (std::fabs(brent.x() - brent.middle()) <= 2.0 * tol1 - 0.5 * (brent.b() - brent.a())) break;
+    const double u = brent.next(tol1);
+    brent.update(u, line.cost(u));
   }
-  return {x, fx};
+  return {brent.x(), brent.fx()};
 }
 
 }  // namespace
