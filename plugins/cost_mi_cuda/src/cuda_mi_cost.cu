@@ -15,8 +15,16 @@ namespace {
 
 using regpipe_common::PreparedImage;
 
-const std::map<std::string, void (*)(const SchemeLaunch&)>& schemes() {
-  static const std::map<std::string, void (*)(const SchemeLaunch&)> table = {{"privatised", run_privatised}};
+struct Scheme {
+  void (*run)(const SchemeLaunch&);
+  std::size_t (*shared_bytes)(int bins, int threads_per_block, std::size_t shared_per_block);
+  const char* shared_layout;  // for the error when it does not fit
+};
+
+const std::map<std::string, Scheme>& schemes() {
+  static const std::map<std::string, Scheme> table = {
+      {"privatised", {run_privatised, privatised_shared_bytes, "a bins x bins histogram of 16-bit counters per block"}},
+      {"per_warp", {run_per_warp, per_warp_shared_bytes, "a bins x bins histogram of 32-bit counters per warp"}}};
   return table;
 }
 
@@ -46,18 +54,19 @@ CudaMiCost::CudaMiCost(const rp::Params& params, bool normalised)
   const std::string scheme = params.get_string("scheme");
   const auto it = schemes().find(scheme);
   if (it == schemes().end())
-    throw rp::Error(RP_INVALID_ARGUMENT, "scheme=" + scheme + " is not a cuda.mi scheme (privatised)");
-  scheme_ = it->second;
+    throw rp::Error(RP_INVALID_ARGUMENT, "scheme=" + scheme + " is not a cuda.mi scheme (privatised, per_warp)");
+  scheme_ = it->second.run;
   device_ = regpipe_common_cuda::select_device(read_int(params, "device"), cpu_alternative_);
-  if (scheme == "privatised" && privatised_shared_bytes(bins_, device_.shared_per_block) == 0) {
+  const auto fits = [&](int bins) { return it->second.shared_bytes(bins, threads_per_block_, device_.shared_per_block) > 0; };
+  if (!fits(bins_)) {
     int most = bins_;
-    while (privatised_shared_bytes(most, device_.shared_per_block) == 0) --most;
+    while (most > 1 && !fits(most)) --most;
     throw rp::Error(RP_INVALID_ARGUMENT,
-                    "scheme=privatised keeps a block's bins x bins joint histogram in shared memory (16-bit "
-                    "counters): bins=" + std::to_string(bins_) + " needs " +
-                        std::to_string(std::size_t(bins_) * bins_ * 2) + " bytes, " + device_.name + " allows " +
-                        std::to_string(device_.shared_per_block) + " (at most bins=" + std::to_string(most) +
-                        "); use fewer bins or " + cpu_alternative_);
+                    "scheme=" + scheme + " keeps " + it->second.shared_layout + " in shared memory: bins=" +
+                        std::to_string(bins_) + " with threads_per_block=" + std::to_string(threads_per_block_) +
+                        " does not fit in the " + std::to_string(device_.shared_per_block) + " bytes " + device_.name +
+                        " allows a block (at most bins=" + std::to_string(most) + "); use fewer bins, privatised or " +
+                        cpu_alternative_);
   }
   RP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
 }

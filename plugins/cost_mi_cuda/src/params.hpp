@@ -6,15 +6,15 @@
 
 namespace regpipe::cost_mi_cuda {
 
-inline constexpr const char* const kSchemeChoices[] = {"privatised", nullptr};
+inline constexpr const char* const kSchemeChoices[] = {"privatised", "per_warp", nullptr};
 inline constexpr const char* const kInterpolationChoices[] = {"trilinear", "nearest", nullptr};
 
 inline constexpr rp_param_desc kParams[] = {
     {sizeof(rp_param_desc), "scheme", RP_PARAM_ENUM, "privatised", 0, 0, kSchemeChoices, "",
-     "joint-histogram scheme: privatised (ours: a block's whole joint histogram in shared memory)"},
+     "joint-histogram scheme: privatised (ours) or per_warp (Shams & Kennedy 2007, method 1)"},
     {sizeof(rp_param_desc), "bins", RP_PARAM_INT, "64", 2, 1024, nullptr, "",
-     "bins per image, equal-width over each image's [min, max], as cpu.mi; privatised holds "
-     "bins x bins counters in shared memory (at most 340 bins in an H100's 227 KB)"},
+     "bins per image, equal-width over each image's [min, max], as cpu.mi; the schemes hold "
+     "bins x bins counters in shared memory (privatised: at most 340 bins in an H100's 227 KB)"},
     {sizeof(rp_param_desc), "interpolation", RP_PARAM_ENUM, "trilinear", 0, 0, kInterpolationChoices, "",
      "how the moving image is sampled: trilinear or nearest"},
     {sizeof(rp_param_desc), "device", RP_PARAM_INT, "0", 0, 63, nullptr, "", "CUDA device index"},

@@ -64,7 +64,7 @@ bool narrow(int bins, std::size_t shared_per_block) {
 
 }  // namespace
 
-std::size_t privatised_shared_bytes(int bins, std::size_t shared_per_block) {
+std::size_t privatised_shared_bytes(int bins, int, std::size_t shared_per_block) {
   const std::size_t entries = std::size_t(bins) * std::size_t(bins);
   const std::size_t bytes =
       narrow(bins, shared_per_block) ? (entries + 1) / 2 * sizeof(unsigned) : entries * sizeof(unsigned);
@@ -73,7 +73,7 @@ std::size_t privatised_shared_bytes(int bins, std::size_t shared_per_block) {
 
 void run_privatised(const SchemeLaunch& l) {
   const bool is_narrow = narrow(l.args.bins, l.shared_per_block);
-  const std::size_t bytes = privatised_shared_bytes(l.args.bins, l.shared_per_block);
+  const std::size_t bytes = privatised_shared_bytes(l.args.bins, l.threads_per_block, l.shared_per_block);
   const auto kernel = is_narrow ? privatised_kernel<true> : privatised_kernel<false>;
   RP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
   // Runs short enough for 16-bit counters and numerous enough that the k transforms together

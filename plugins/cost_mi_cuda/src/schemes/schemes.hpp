@@ -26,9 +26,12 @@ struct SchemeLaunch {
 // shared memory (32-bit counters, or two 16-bit ones a word when that is what fits), lanes of a
 // warp that share a joint bin add once (__match_any_sync), k transforms in grid.y.
 void run_privatised(const SchemeLaunch& l);
+// Shams & Kennedy 2007 method 1: a bins x bins histogram of 32-bit counters per warp.
+void run_per_warp(const SchemeLaunch& l);
 
-// The shared memory privatised needs for `bins` (0 when it does not fit in `shared_per_block`).
-std::size_t privatised_shared_bytes(int bins, std::size_t shared_per_block);
+// The shared memory per block each scheme needs, 0 when it exceeds `shared_per_block`.
+std::size_t privatised_shared_bytes(int bins, int threads_per_block, std::size_t shared_per_block);
+std::size_t per_warp_shared_bytes(int bins, int threads_per_block, std::size_t shared_per_block);
 
 // The k costs from the k joint histograms: -MI, or -NMI when `normalised`, and the overlap
 // (total count) of each, written to costs_out[0, k) and overlaps_out[0, k) (page-locked host
