@@ -4,8 +4,13 @@
 #include <cuda_runtime.h>
 #endif
 
+#include <regpipe/host/transform.hpp>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <random>
 
 namespace regpipe::bench {
 
@@ -54,6 +59,55 @@ double median(std::vector<double> samples) {
   const auto middle = samples.begin() + long(samples.size() / 2);
   std::nth_element(samples.begin(), middle, samples.end());
   return *middle;
+}
+
+std::vector<Level> li_kumar_levels(const Image& image, ResamplerInstance& resampler) {
+  std::vector<Level> levels;
+  for (uint32_t factor : {8u, 4u, 2u, 1u}) {
+    const std::array<uint32_t, 3> dims{256 / factor, 256 / factor, 160 / factor};
+    const std::string name = std::to_string(factor) + " mm (" + std::to_string(dims[0]) + "x" +
+                             std::to_string(dims[1]) + "x" + std::to_string(dims[2]) + ")";
+    levels.push_back({double(factor), name, resample_onto(image, dims, resampler)});
+  }
+  return levels;
+}
+
+std::vector<double> small_random_matrices(const Image& reference, size_t k) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const Eigen::Vector3d centre = centre_of_mass(reference);
+  std::vector<double> out;
+  for (size_t i = 0; i < k; ++i) {
+    AffineParams p = identity_params();
+    for (int a = 0; a < 3; ++a) {
+      p[a] = u(rng) * 0.1;
+      p[3 + a] = u(rng) * 5.0;
+    }
+    const Eigen::Matrix4d m = params_to_matrix(p, centre);
+    for (int j = 0; j < 16; ++j) out.push_back(m(j / 4, j % 4));
+  }
+  return out;
+}
+
+double us_per_eval(CostInstance& cost, const std::vector<double>& matrices, size_t k, int repetitions) {
+  std::vector<double> costs(k);
+  cost.evaluate(matrices.data(), k, costs.data());
+  std::vector<double> samples;
+  for (int r = 0; r < repetitions; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    cost.evaluate(matrices.data(), k, costs.data());
+    samples.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
+                      double(k));
+  }
+  return median(samples);
+}
+
+void print_header(const char* first, const std::vector<std::string>& columns) {
+  std::printf("| %s |", first);
+  for (const auto& c : columns) std::printf(" %s |", c.c_str());
+  std::printf("\n|---|");
+  for (size_t i = 0; i < columns.size(); ++i) std::printf("---|");
+  std::printf("\n");
 }
 
 }  // namespace regpipe::bench

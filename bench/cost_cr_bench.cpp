@@ -34,54 +34,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Level {
-  double mm;         // the paper's name for the level
-  std::string name;  // "1 mm (256x256x160)"
-  Image image;
-};
-
-std::vector<double> random_matrices(const Image& reference, size_t k) {
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  const Eigen::Vector3d centre = centre_of_mass(reference);
-  std::vector<double> out;
-  for (size_t i = 0; i < k; ++i) {
-    AffineParams p = identity_params();
-    for (int a = 0; a < 3; ++a) {
-      p[a] = u(rng) * 0.1;
-      p[3 + a] = u(rng) * 5.0;
-    }
-    const Eigen::Matrix4d m = params_to_matrix(p, centre);
-    for (int j = 0; j < 16; ++j) out.push_back(m(j / 4, j % 4));
-  }
-  return out;
-}
-
 struct Bench {
   PluginHost host{PluginSearchOptions{}};
   HostServices services;
   int repetitions = 21;
   int cpu_threads = 0;
-  std::vector<Level> levels;
+  std::vector<bench::Level> levels;
   std::vector<double> matrices;
   std::ofstream csv;
 
   std::unique_ptr<CostInstance> make(const std::string& id, const std::map<std::string, std::string>& params) {
     const Component& c = host.require(RP_KIND_COST, id);
     return std::make_unique<CostInstance>(c, services, resolve_params(c, params));
-  }
-
-  double us_per_eval(CostInstance& cost, size_t k) {
-    std::vector<double> costs(k);
-    cost.evaluate(matrices.data(), k, costs.data());
-    std::vector<double> samples;
-    for (int r = 0; r < repetitions; ++r) {
-      const auto start = std::chrono::steady_clock::now();
-      cost.evaluate(matrices.data(), k, costs.data());
-      samples.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
-                        double(k));
-    }
-    return bench::median(samples);
   }
 
   // One measurement, also written to the CSV. scheme "" is cpu.cr.
@@ -97,7 +61,7 @@ struct Bench {
     auto cost = make(scheme.empty() ? "cpu.cr" : "cuda.cr", params);
     cost->set_reference(levels[level].image, nullptr);
     cost->set_moving(levels[level].image, nullptr);
-    const double us = us_per_eval(*cost, k);
+    const double us = bench::us_per_eval(*cost, matrices, k, repetitions);
     const auto& dims = levels[level].image.dims;
     csv << experiment << "," << (scheme.empty() ? "cpu.cr" : "cuda.cr") << "," << scheme << "," << levels[level].mm
         << "," << dims[0] << "x" << dims[1] << "x" << dims[2] << "," << bins << "," << k << "," << blocks << "," << us
@@ -105,14 +69,6 @@ struct Bench {
     return us;
   }
 };
-
-void print_header(const char* first, const std::vector<std::string>& columns) {
-  std::printf("| %s |", first);
-  for (const auto& c : columns) std::printf(" %s |", c.c_str());
-  std::printf("\n|---|");
-  for (size_t i = 0; i < columns.size(); ++i) std::printf("---|");
-  std::printf("\n");
-}
 
 }  // namespace
 
@@ -138,13 +94,8 @@ int main(int argc, char** argv) {
   const Component& rc = b.host.require(RP_KIND_RESAMPLER, "resample.cpu");
   ResamplerInstance resampler(rc, b.services, resolve_params(rc, {}));
   const Image t1 = read_image(fs::path(data) / "chris_t1.nii.gz");
-  for (uint32_t factor : {8u, 4u, 2u, 1u}) {
-    const std::array<uint32_t, 3> dims{256 / factor, 256 / factor, 160 / factor};
-    const std::string name = std::to_string(factor) + " mm (" + std::to_string(dims[0]) + "x" +
-                             std::to_string(dims[1]) + "x" + std::to_string(dims[2]) + ")";
-    b.levels.push_back({double(factor), name, bench::resample_onto(t1, dims, resampler)});
-  }
-  b.matrices = random_matrices(b.levels.back().image, 256);
+  b.levels = bench::li_kumar_levels(t1, resampler);
+  b.matrices = bench::small_random_matrices(b.levels.back().image, 256);
   const size_t finest = b.levels.size() - 1;
 
   std::printf("device: %s\n", bench::device_name().c_str());
@@ -165,7 +116,7 @@ int main(int argc, char** argv) {
     level_columns.push_back(l.name + " k=" + std::to_string(big_k));
   }
   std::printf("\n## Microseconds per evaluation by level (bins 256)\n\n");
-  print_header("cost", level_columns);
+  bench::print_header("cost", level_columns);
   std::map<size_t, double> cpu_us;  // level -> cpu.cr k=1
   if (cpu) {
     std::printf("| cpu.cr (%s threads)", b.cpu_threads > 0 ? std::to_string(b.cpu_threads).c_str() : "all");
@@ -210,7 +161,7 @@ int main(int argc, char** argv) {
   const std::vector<int> bins = {8, 16, 32, 64, 128, 256};
   std::vector<std::string> bin_columns;
   for (int n : bins) bin_columns.push_back(std::to_string(n));
-  print_header("scheme", bin_columns);
+  bench::print_header("scheme", bin_columns);
   for (const auto& s : schemes) {
     std::printf("| %s", s.c_str());
     for (int n : bins) std::printf(" | %.1f", b.run("bins", s, finest, n, 1));
@@ -223,7 +174,7 @@ int main(int argc, char** argv) {
   const std::vector<int> blocks = {64, 128, 256, 512, 1024, 2048};
   std::vector<std::string> block_columns;
   for (int n : blocks) block_columns.push_back(std::to_string(n));
-  print_header("scheme", block_columns);
+  bench::print_header("scheme", block_columns);
   for (const auto& s : schemes) {
     if (s == "scheme5") continue;
     std::printf("| %s", s.c_str());
