@@ -67,6 +67,21 @@ TEST_F(CliTest, BuiltInExampleRecoversTheKnownTransform) {
   EXPECT_TRUE(registered.voxel_to_world.isApprox(reference.voxel_to_world, 1e-6));
 }
 
+// FLIRT's bins per level (256 at 1 mm: 32 at 8 mm, 64 at 4 mm) still recover the phantom's
+// transform, and the report says the rule was on.
+TEST_F(CliTest, BinsPerLevelRecoversTheKnownTransform) {
+  int status = -1;
+  const std::string out =
+      run("run " + quoted(pipeline()) + " --quiet --set registration.cost.plugin=cpu.cr "
+          "--set registration.cost.params.bins=256 --set registration.bins_per_level=true", &status);
+  ASSERT_EQ(status, 0) << out;
+  nlohmann::json report = nlohmann::json::parse(std::ifstream(dir_ / "demo" / "result" / "report.json"));
+  EXPECT_TRUE(report["registration"]["bins_per_level"].get<bool>());
+  const double error_mm = report["evaluation"]["mean_displacement_mm"];
+  std::printf("phantom, bins per level: mean displacement error %.4f mm\n", error_mm);
+  EXPECT_LT(error_mm, 0.5);
+}
+
 TEST_F(CliTest, ValidateChecksWithoutRunning) {
   int status = -1;
   std::string out = run("validate " + quoted(pipeline()), &status);
@@ -162,6 +177,10 @@ INSTANTIATE_TEST_SUITE_P(
                  "--set registration.optimizer.params.searchry_min_deg=-20 "
                  "--set registration.optimizer.params.searchry_max_deg=20",
                  "coarsesearch_deg=60 is larger than the search range about y (-20..20, 40 degrees)"},
+        BadInput{"BinsPerLevelWithoutBinsBeforeImages",
+                 "--set inputs.moving=@missing.nii.gz --set registration.bins_per_level=true "
+                 "--set registration.cost.plugin=cpu.ncc --set registration.cost.params={}",
+                 "the cost cpu.ncc has no 'bins' parameter"},
         BadInput{"CostParamBeforeImages",
                  "--set inputs.moving=@missing.nii.gz --set registration.cost.params.bins=1",
                  "bins=1"}),

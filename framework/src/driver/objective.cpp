@@ -10,11 +10,12 @@
 
 namespace regpipe {
 
-RegistrationObjective::RegistrationObjective(CostInstance& cost, HostServices& services,
+RegistrationObjective::RegistrationObjective(std::vector<CostInstance*> level_costs,
+                                             HostServices& services,
                                              std::vector<LevelImages> levels,
                                              const Eigen::Vector3d& centre, unsigned dof,
                                              double radius_mm)
-    : cost_(cost), services_(services), levels_(std::move(levels)), centre_(centre),
+    : level_costs_(std::move(level_costs)), services_(services), levels_(std::move(levels)), centre_(centre),
       radius_mm_(radius_mm) {
   for (const auto& l : levels_) levels_mm_.push_back(l.level_mm);
   objective_.size = sizeof(objective_);
@@ -75,8 +76,9 @@ void RegistrationObjective::set_level(uint32_t level) {
                             std::to_string(levels_.size()) + " levels)");
   if (current_level_ == level) return;
   const LevelImages& l = levels_[level];
-  cost_.set_reference(l.reference, l.reference_weight ? &*l.reference_weight : nullptr);
-  cost_.set_moving(l.moving, l.moving_weight ? &*l.moving_weight : nullptr);
+  cost_ = level_costs_.at(level);
+  cost_->set_reference(l.reference, l.reference_weight ? &*l.reference_weight : nullptr);
+  cost_->set_moving(l.moving, l.moving_weight ? &*l.moving_weight : nullptr);
   current_level_ = level;
   update_typical_step();
   std::ostringstream name;
@@ -95,7 +97,7 @@ void RegistrationObjective::evaluate(const double* params, size_t k, double* cos
     const Eigen::Matrix4d m = params_to_matrix(p, centre_);
     for (int j = 0; j < 16; ++j) matrices_[i * 16 + j] = m(j / 4, j % 4);
   }
-  cost_.evaluate(matrices_.data(), k, costs);
+  cost_->evaluate(matrices_.data(), k, costs);
   total_evaluations_ += static_cast<long long>(k);
   if (stage_) {
     stage_->evaluations += static_cast<long long>(k);
@@ -109,7 +111,7 @@ double RegistrationObjective::overlap(const AffineParams& params) {
   const Eigen::Matrix4d m = params_to_matrix(params, centre_);
   double matrix[16], cost = 0.0, fraction = 0.0;
   for (int j = 0; j < 16; ++j) matrix[j] = m(j / 4, j % 4);
-  cost_.evaluate(matrix, 1, &cost, &fraction);
+  cost_->evaluate(matrix, 1, &cost, &fraction);
   return fraction;
 }
 

@@ -21,8 +21,11 @@ struct LevelImages {
 
 class RegistrationObjective {
  public:
-  RegistrationObjective(CostInstance& cost, HostServices& services, std::vector<LevelImages> levels,
-                        const Eigen::Vector3d& centre, unsigned dof, double radius_mm);
+  // level_costs: the cost component of each level (the same one for all, or one per level
+  // when their parameters differ, as bins do with registration.bins_per_level).
+  RegistrationObjective(std::vector<CostInstance*> level_costs, HostServices& services,
+                        std::vector<LevelImages> levels, const Eigen::Vector3d& centre,
+                        unsigned dof, double radius_mm);
 
   const rp_objective* abi() const { return &objective_; }
   void set_level(uint32_t level);
@@ -42,7 +45,8 @@ class RegistrationObjective {
   void update_typical_step();
   void close_stage();
 
-  CostInstance& cost_;
+  std::vector<CostInstance*> level_costs_;
+  CostInstance* cost_ = nullptr;  // the current level's
   HostServices& services_;
   std::vector<LevelImages> levels_;
   std::vector<double> levels_mm_;

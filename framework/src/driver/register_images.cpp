@@ -64,6 +64,38 @@ double mass_radius_mm(const Image& image, const Eigen::Vector3d& centre) {
   return std::max(10.0, std::sqrt(std::max(0.0, sum) / m0));
 }
 
+// FLIRT's bins for a level (Jenkinson & Smith 2001; Luo et al. 2015): `bins` at 1 mm, a
+// level-mm-th of it at coarser levels, never below 16 nor above `bins`.
+int bins_at_level(int bins, double level_mm) {
+  const int scaled = int(std::lround(double(bins) / std::max(1.0, level_mm)));
+  return std::min(bins, std::max(16, scaled));
+}
+
+// One instance of the chosen cost plugin per level, its bins scaled to the level.
+std::vector<std::unique_ptr<CostInstance>> level_costs(const PipelineRegistration& reg,
+                                                       const std::string& cost_id,
+                                                       const PluginHost& plugins,
+                                                       HostServices& services) {
+  const Component* c = plugins.find(RP_KIND_COST, cost_id);
+  const ParamSchema* bins_param = c != nullptr ? c->find_param("bins") : nullptr;
+  if (bins_param == nullptr)
+    throw UserError("registration.bins_per_level: the cost " + cost_id +
+                    " has no 'bins' parameter to scale; remove bins_per_level or use a "
+                    "histogram cost (cpu.cr, cpu.mi, cpu.nmi, cuda.cr)");
+  const auto given = reg.cost.params.find("bins");
+  const std::string bins_text = given != reg.cost.params.end() ? given->second.value
+                                                               : bins_param->default_value;
+  const int bins = std::stoi(bins_text);  // the schema has checked it is an integer
+  std::vector<std::unique_ptr<CostInstance>> out;
+  for (double mm : reg.levels_mm) {
+    ComponentSpec spec = reg.cost;
+    spec.plugins = {cost_id};
+    spec.params["bins"].value = std::to_string(bins_at_level(bins, mm));
+    out.push_back(create_component<CostInstance>(spec, RP_KIND_COST, "cost", plugins, services).instance);
+  }
+  return out;
+}
+
 }  // namespace
 
 RegistrationImages load_images(const PipelineInputs& inputs) {
@@ -96,6 +128,7 @@ RegistrationComponents create_registration_components(const Pipeline& pipeline,
   auto resampler = create_component<ResamplerInstance>(reg.resampler, RP_KIND_RESAMPLER,
                                                        "resampler", plugins, services);
   RegistrationComponents out;
+  if (reg.bins_per_level) out.level_costs = level_costs(reg, cost.used.id, plugins, services);
   out.used = {cost.used, optimizer.used, resampler.used};
   out.cost = std::move(cost.instance);
   out.optimizer = std::move(optimizer.instance);
@@ -144,7 +177,10 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
   }
 
   const auto search_start = Clock::now();
-  RegistrationObjective objective(cost, services, std::move(levels), result.centre,
+  std::vector<CostInstance*> level_costs;
+  for (size_t i = 0; i < reg.levels_mm.size(); ++i)
+    level_costs.push_back(components.level_costs.empty() ? &cost : components.level_costs.at(i).get());
+  RegistrationObjective objective(std::move(level_costs), services, std::move(levels), result.centre,
                                   reg.dof, mass_radius_mm(images.reference, result.centre));
   objective.set_level(0);
   if (objective.overlap(result.params) <= 0.0)

@@ -39,7 +39,8 @@ nlohmann::json make_report(const Pipeline& pipeline, const RegistrationImages& i
   report["components"] = components;
   report["registration"] = {{"dof", pipeline.registration.dof},
                             {"levels_mm", pipeline.registration.levels_mm},
-                            {"initialisation", pipeline.registration.initialisation}};
+                            {"initialisation", pipeline.registration.initialisation},
+                            {"bins_per_level", pipeline.registration.bins_per_level}};
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& s : result.stages) {
     nlohmann::json j = {{"name", s.name},       {"level_mm", s.level_mm},

@@ -118,6 +118,9 @@ void read_registration(YamlContext& ctx, const YAML::Node& root, const PluginHos
                     did_you_mean(s, choices));
     else r.initialisation = s;
   });
+  with_child(node, "bins_per_level", [&](const YAML::Node& n) {
+    ctx.read_bool("registration.bins_per_level", n, &r.bins_per_level);
+  });
   read_component(ctx, node, "cost", RP_KIND_COST, host, r.cost);
   read_component(ctx, node, "optimizer", RP_KIND_OPTIMIZER, host, r.optimizer);
   read_component(ctx, node, "resampler", RP_KIND_RESAMPLER, host, r.resampler);

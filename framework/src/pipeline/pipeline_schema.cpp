@@ -22,6 +22,10 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
        "Resolution levels in mm, coarsest first (FLIRT's schedule by default)."},
       {"registration.initialisation", "one of centre_of_mass, identity", "centre_of_mass",
        "Start point: translation aligning the centres of mass, or the scanner-space identity."},
+      {"registration.bins_per_level", "bool", "false",
+       "FLIRT's histogram bins per level: the cost's `bins` at 1 mm, bins / level mm at coarser "
+       "levels (at least 16), so that a coarse level's few samples cannot fill a fine histogram "
+       "(a near-empty overlap then scores the best cost). Needs a cost with a `bins` parameter."},
       {"registration.cost.plugin", "plugin id or list of ids", "[cuda.cr, cpu.cr]",
        "Cost component; a list is a preference order: the first that can be created is used."},
       {"registration.cost.params", "map", "{}",

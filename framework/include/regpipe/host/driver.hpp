@@ -54,6 +54,8 @@ RegistrationImages load_images(const PipelineInputs& inputs);
 // any image is read, so that bad parameters fail fast.
 struct RegistrationComponents {
   std::unique_ptr<CostInstance> cost;
+  // With registration.bins_per_level: one cost per level (coarsest first), its bins scaled.
+  std::vector<std::unique_ptr<CostInstance>> level_costs;
   std::unique_ptr<OptimizerInstance> optimizer;
   std::unique_ptr<ResamplerInstance> resampler;
   std::vector<UsedComponent> used;

@@ -48,6 +48,7 @@ struct PipelineRegistration {
   unsigned dof = 12;
   std::vector<double> levels_mm{8, 4, 2, 1};
   std::string initialisation = "centre_of_mass";  // or "identity"
+  bool bins_per_level = false;  // the cost's bins at 1 mm, bins / level mm coarser (FLIRT)
   ComponentSpec cost;
   ComponentSpec optimizer;
   ComponentSpec resampler;
