@@ -20,4 +20,12 @@ DeviceInfo select_device(int index, const std::string& cpu_alternative) {
   return {index, prop.multiProcessorCount, prop.sharedMemPerBlockOptin, prop.name};
 }
 
+void require_device_memory(std::size_t bytes, const std::string& what, const DeviceInfo& device) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  RP_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (bytes > free_bytes)
+    throw rp::Error(RP_OUT_OF_MEMORY, what + " needs " + std::to_string(bytes >> 20) + " MiB of device memory; " +
+                                          device.name + " has " + std::to_string(free_bytes >> 20) + " MiB free");
+}
+
 }  // namespace regpipe_common_cuda

@@ -75,15 +75,6 @@ CudaMiCost::~CudaMiCost() {
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
 
-void CudaMiCost::check_device_memory(std::size_t bytes, const char* what) const {
-  std::size_t free_bytes = 0, total_bytes = 0;
-  RP_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  if (bytes > free_bytes)
-    throw rp::Error(RP_OUT_OF_MEMORY, std::string(what) + " needs " + std::to_string(bytes >> 20) +
-                                          " MiB of device memory; " + device_.name + " has " +
-                                          std::to_string(free_bytes >> 20) + " MiB free");
-}
-
 namespace {
 
 // Validation and binning exactly as cpu.mi / cpu.nmi; the GPU counts unit-weight samples only.
@@ -111,7 +102,7 @@ const char* measure_name(bool normalised) {
 void CudaMiCost::set_reference(const rp_image& image, const rp_image* weight) {
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
   PreparedImage ref = prepare(image, weight, "reference", bins_, measure_name(normalised_), cpu_alternative_);
-  check_device_memory(ref.voxel_count() * sizeof(uint16_t), "the reference image");
+  regpipe_common_cuda::require_device_memory(ref.voxel_count() * sizeof(uint16_t), "the reference image", device_);
   const std::vector<uint16_t> bins(ref.voxel_bins.begin(), ref.voxel_bins.end());  // bins <= 1024
   ref_bins_.upload(bins, stream_);
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -121,7 +112,7 @@ void CudaMiCost::set_reference(const rp_image& image, const rp_image* weight) {
 void CudaMiCost::set_moving(const rp_image& image, const rp_image* weight) {
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
   PreparedImage mov = prepare(image, weight, "moving", bins_, measure_name(normalised_), cpu_alternative_);
-  check_device_memory(mov.voxel_count() * sizeof(float), "the moving image");
+  regpipe_common_cuda::require_device_memory(mov.voxel_count() * sizeof(float), "the moving image", device_);
   mov_values_.upload(mov.values, stream_);
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
   mov_ = std::move(mov);

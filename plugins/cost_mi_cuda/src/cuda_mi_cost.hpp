@@ -30,8 +30,6 @@ class CudaMiCost {
   void evaluate(const rp_cost_request& request);
 
  private:
-  void check_device_memory(std::size_t bytes, const char* what) const;
-
   bool normalised_;
   const char* cpu_alternative_;  // cpu.mi or cpu.nmi, named in every error a user can act on
   regpipe_common_cuda::DeviceInfo device_;

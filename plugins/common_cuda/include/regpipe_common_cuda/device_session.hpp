@@ -18,4 +18,8 @@ struct DeviceInfo {
 // device or the index is out of range.
 DeviceInfo select_device(int index, const std::string& cpu_alternative);
 
+// Throws rp::Error(RP_OUT_OF_MEMORY) "<what> needs N MiB of device memory; <device> has M MiB
+// free" when `bytes` exceed the current device's free memory.
+void require_device_memory(std::size_t bytes, const std::string& what, const DeviceInfo& device);
+
 }  // namespace regpipe_common_cuda
