@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Writes the known-transform cases of regpipe's registration tests as image files.
+
+    make_cases.py DATA_DIR OUT_DIR
+
+Each case is a folder with reference.nii.gz, moving.nii.gz and, where the truth is known,
+truth_world.txt (regpipe's world matrix file: RAS, moving -> reference). As in
+tests/registration/registration_fixture.hpp, the moving image is the reference (or a
+synthetic second contrast of it) whose header is moved by a known rigid change G, so the
+reference->moving truth is exactly G and nothing is resampled.
+"""
+import os
+import sys
+
+import nibabel
+import numpy as np
+
+from transforms import LPS_RAS_FLIP, centre_of_mass, rigid_about, write_world_ras_forward
+
+# name, moving contrast, rotation axis, angle (degrees), shift (mm, LPS). The rotation is about
+# the reference's centre of mass.
+KNOWN_CASES = [
+    # The conversion check: a pure header shift that elastix must return as it is.
+    ("t1_shift", "same", (1, 0, 0), 0.0, (5.0, -3.0, 2.0)),
+    # known_transform_test.cpp, (a) and (b): 10 degrees, 10.3 mm.
+    ("t1_rot10", "same", (1, 1, 0.5), 10.0, (6.0, -7.0, 4.5)),
+    ("synth_rot10", "synthetic", (1, 1, 0.5), 10.0, (6.0, -7.0, 4.5)),
+    # flirt_known_rotation_test.cpp, Rotation45: 45 degrees, 30 mm.
+    ("t1_rot45", "same", (1, 1, 0.5), 45.0, (20.0, -20.0, 10.0)),
+    ("synth_rot45", "synthetic", (1, 1, 0.5), 45.0, (20.0, -20.0, 10.0)),
+]
+
+
+def contrast_curve(u):
+    """phantom.cpp's synthetic_contrast mapping: two Gaussian bumps on a ramp, g(0) = 0."""
+    def f(x):
+        return (np.exp(-0.5 * ((x - 0.45) / 0.12) ** 2) + 0.6 * np.exp(-0.5 * ((x - 0.9) / 0.08) ** 2)
+                + 0.25 * x)
+    return f(u) - f(0.0)
+
+
+def synthetic_contrast(data, seed=7):
+    """phantom.cpp's synthetic_contrast (same curve and noise level; numpy's noise stream)."""
+    positive = np.sort(data[data > 0])
+    scale = 1.0 / positive[int(0.995 * (positive.size - 1))] if positive.size else 1.0
+    curve_to_range = 1000.0 / contrast_curve(np.linspace(0.0, 1.0, 1001)).max()
+    u = np.clip(data * scale, 0.0, 1.0)
+    noise = np.random.default_rng(seed).normal(0.0, 20.0, data.shape)
+    return (contrast_curve(u) * curve_to_range + noise).astype(np.float32)
+
+
+def write_image(data, affine_ras, path):
+    image = nibabel.Nifti1Image(data, affine_ras)
+    image.set_qform(affine_ras, code=1)
+    image.set_sform(affine_ras, code=1)
+    nibabel.save(image, path)
+
+
+def link(target, path):
+    if os.path.lexists(path):
+        os.remove(path)
+    os.symlink(os.path.abspath(target), path)
+
+
+def main(data_dir, out_dir):
+    t1_path = os.path.join(data_dir, "chris_t1.nii.gz")
+    t1 = nibabel.load(t1_path)
+    t1_data = t1.get_fdata(dtype=np.float32)
+    centre = centre_of_mass(t1)
+    for name, contrast, axis, angle, shift in KNOWN_CASES:
+        case = os.path.join(out_dir, name)
+        os.makedirs(case, exist_ok=True)
+        change = rigid_about(axis, angle, centre, shift)
+        data = t1_data if contrast == "same" else synthetic_contrast(t1_data)
+        # with_world_transform: every voxel's LPS position p becomes change * p.
+        affine_ras = LPS_RAS_FLIP @ change @ LPS_RAS_FLIP @ t1.affine
+        link(t1_path, os.path.join(case, "reference.nii.gz"))
+        write_image(data, affine_ras, os.path.join(case, "moving.nii.gz"))
+        write_world_ras_forward(os.path.join(case, "truth_world.txt"), change)
+        print(f"wrote {case}")
+    pd_case = os.path.join(out_dir, "pd_t1")
+    os.makedirs(pd_case, exist_ok=True)
+    link(t1_path, os.path.join(pd_case, "reference.nii.gz"))
+    link(os.path.join(data_dir, "chris_PD.nii.gz"), os.path.join(pd_case, "moving.nii.gz"))
+    print(f"wrote {pd_case} (no truth)")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit("usage: make_cases.py DATA_DIR OUT_DIR")
+    main(sys.argv[1], sys.argv[2])
