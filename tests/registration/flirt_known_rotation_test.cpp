@@ -38,9 +38,6 @@ struct RotationCase {
   const char* name;
   double angle_deg;
   Eigen::Vector3d axis;
-  // The truth's Euler angle about x leaves FLIRT's default -90..90: that axis's search is
-  // widened to the full turn (the others keep the default).
-  bool full_turn_about_x;
   // optim.powell alone fails here on the synthetic contrast (error above 2 mm).
   bool powell_fails;
 };
@@ -48,20 +45,27 @@ struct RotationCase {
 void PrintTo(const RotationCase& c, std::ostream* os) { *os << c.name; }
 
 const RotationCase kCases[] = {
-    {"Rotation45", 45.0, {1.0, 1.0, 0.5}, false, false},   // Euler (36.0, 24.0, 23.6) degrees
-    {"Rotation90", 90.0, {1.0, 2.0, 1.0}, false, true},    // Euler (77.3, 40.5, 77.3) degrees
-    {"Rotation150", 150.0, {2.0, 1.0, -1.0}, true, true},  // Euler (170.1, 55.7, 47.9) degrees
+    {"Rotation45", 45.0, {1.0, 1.0, 0.5}, false},   // Euler (36.0, 24.0, 23.6) degrees
+    {"Rotation90", 90.0, {1.0, 2.0, 1.0}, true},    // Euler (77.3, 40.5, 77.3) degrees
+    {"Rotation150", 150.0, {2.0, 1.0, -1.0}, true},  // Euler (170.1, 55.7, 47.9) degrees
 };
 
 const Eigen::Vector3d kShiftMm(20.0, -20.0, 10.0);  // |t| = 30 mm
 
-Pipeline with_flirt(Pipeline p, const std::vector<double>& levels_mm, bool full_turn_about_x) {
+// optim.flirt over `levels_mm` with FLIRT's default search (-90..90 degrees per axis),
+// widened to the full turn about each axis where the expected rotation's Euler angle
+// (abi.h's rx, ry, rz) lies outside it, as a user would with -searchrx -180 180.
+Pipeline with_flirt(Pipeline p, const std::vector<double>& levels_mm,
+                    const Eigen::Matrix4d& expected = Eigen::Matrix4d::Identity()) {
   p.registration.levels_mm = levels_mm;
   p.registration.optimizer.plugins = {"optim.flirt"};
-  if (full_turn_about_x) {
-    p.registration.optimizer.params["searchrx_min_deg"] = {"-180", {}};
-    p.registration.optimizer.params["searchrx_max_deg"] = {"180", {}};
-  }
+  const AffineParams euler = matrix_to_params(expected, Eigen::Vector3d::Zero());
+  const char* const axes[3] = {"x", "y", "z"};
+  for (int a = 0; a < 3; ++a)
+    if (std::fabs(euler[a]) > M_PI / 2.0) {
+      p.registration.optimizer.params[std::string("search") + "r" + axes[a] + "_min_deg"] = {"-180", {}};
+      p.registration.optimizer.params[std::string("search") + "r" + axes[a] + "_max_deg"] = {"180", {}};
+    }
   return p;
 }
 
@@ -80,10 +84,11 @@ class FlirtKnownRotation : public RegistrationTest,
     return rigid_about(GetParam().axis, GetParam().angle_deg * M_PI / 180.0, centre_of_mass(image),
                        kShiftMm);
   }
-  // `flirt -dof <dof> -cost corratio`, cpu.cr with 256 bins, over `levels_mm`.
-  static Pipeline flirt(const std::vector<double>& levels_mm, unsigned dof = 12) {
-    return with_flirt(pipeline("cpu.cr", {{"bins", "256"}}, dof), levels_mm,
-                      GetParam().full_turn_about_x);
+  // `flirt -dof <dof> -cost corratio`, cpu.cr with 256 bins, over `levels_mm`, its search
+  // range covering the header change `expected`.
+  static Pipeline flirt(const std::vector<double>& levels_mm, const Eigen::Matrix4d& expected,
+                        unsigned dof = 12) {
+    return with_flirt(pipeline("cpu.cr", {{"bins", "256"}}, dof), levels_mm, expected);
   }
 };
 
@@ -94,7 +99,7 @@ TEST_P(FlirtKnownRotation, SameImage) {
   REGPIPE_REQUIRE_DATA(path, "chris_t1.nii.gz");
   const Image t1 = read_image(path);
   const Eigen::Matrix4d truth = change(t1);
-  const auto r = run(flirt({8, 4, 2}), t1, with_world_transform(t1, truth));
+  const auto r = run(flirt({8, 4, 2}, truth), t1, with_world_transform(t1, truth));
   const double e = error_mm(r.ref_to_mov, truth, t1);
   std::printf(
       "%s chris_t1, optim.flirt: mean displacement error %.4f mm, %lld evaluations, %.1f s\n",
@@ -110,7 +115,7 @@ TEST_P(FlirtKnownRotation, SyntheticSecondContrast) {
   const Eigen::Matrix4d truth = change(t1);
   const Image moving = with_world_transform(synthetic_contrast(t1, 7), truth);
 
-  const auto r = run(flirt({8, 4, 2, 1}), t1, moving);
+  const auto r = run(flirt({8, 4, 2, 1}, truth), t1, moving);
   const double e = error_mm(r.ref_to_mov, truth, t1);
   std::printf("%s synthetic contrast, optim.flirt: mean displacement error %.4f mm, %.1f s\n",
               GetParam().name, e, r.seconds_search);
@@ -137,8 +142,8 @@ TEST_P(FlirtKnownRotation, RealMultiModalConsistency) {
   const Image t1 = read_image(t1_path);
   const Image pd = read_image(pd_path);
   const Eigen::Matrix4d g = change(pd);
-  const auto m0 = run(flirt({8, 4, 2}, 6), t1, pd);
-  const auto m1 = run(flirt({8, 4, 2}, 6), t1, with_world_transform(pd, g));
+  const auto m0 = run(flirt({8, 4, 2}, g, 6), t1, pd);
+  const auto m1 = run(flirt({8, 4, 2}, g, 6), t1, with_world_transform(pd, g));
   // Moving the PD header by g moves every PD world point p to g*p, so the reference->moving
   // transform becomes g * M0.
   const double e = error_mm(m1.ref_to_mov, g * m0.ref_to_mov, t1);
@@ -162,9 +167,9 @@ TEST_F(RegistrationTest, FlirtTemplateRegistrationAgreesBetweenCrAndNmi) {
   const Image mask = read_image(mask_path);
   // The template's own 2 mm voxels end the schedule.
   const auto cr =
-      run(with_flirt(pipeline("cpu.cr", {{"bins", "256"}}), {8, 4, 2}, false), mni, head);
+      run(with_flirt(pipeline("cpu.cr", {{"bins", "256"}}), {8, 4, 2}), mni, head);
   const auto nmi =
-      run(with_flirt(pipeline("cpu.nmi", {{"bins", "64"}}), {8, 4, 2}, false), mni, head);
+      run(with_flirt(pipeline("cpu.nmi", {{"bins", "64"}}), {8, 4, 2}), mni, head);
   std::printf("T1_head_ext2 -> MNI152, 12 DOF, CR:\n");
   print_stages(cr);
   // No exact truth exists for an inter-subject pair: agreement of two independent costs is
