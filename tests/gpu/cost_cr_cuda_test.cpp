@@ -358,3 +358,50 @@ TEST_F(CudaCrFused, AnyBlockPartitionAgreesWithTheCpuReference) {
     EXPECT_EQ(again, costs) << shape << ": a second call differs (not bitwise repeatable, or sums not reset)";
   }
 }
+
+// set_reference / set_moving rebuild everything a level needs (spans, bins, hot bin, mean,
+// fixed-point bounds) in parallel slabs: the same images twice, and a level left and taken
+// back (the optimiser's level switches), must give the same bits as the first time, in both
+// fused kernels and for a scheme on the gridded path.
+TEST_P(CudaCr, SettingImagesAgainOrSwitchingLevelsRepeatsTheCosts) {
+  const std::string scheme = GetParam();
+  if (!deterministic(scheme)) GTEST_SKIP() << scheme << " is not bitwise repeatable (float atomics)";
+  constexpr int kBinsHere = 256;
+  constexpr int kCount = 20;
+  for (double mm : {1.0, 2.0})
+    if (!prepare_level(mm, kBinsHere)) GTEST_SKIP() << "shared data not found: " << test::shared_data_dir();
+  Fixture& f = fixture();
+  for (const std::string border : {"0", "6"}) {
+    const std::string what = scheme + " border_mm=" + border;
+    auto gpu = make_cost("cuda.cr", {{"scheme", scheme}, {"bins", std::to_string(kBinsHere)}, {"border_mm", border}});
+    auto costs_at = [&](double mm) {
+      std::vector<double> costs(kCount), overlaps(kCount);
+      gpu->evaluate(f.matrices.at(mm).data(), kCount, costs.data(), overlaps.data());
+      costs.insert(costs.end(), overlaps.begin(), overlaps.end());
+      return costs;
+    };
+    auto set_level = [&](double mm) {
+      gpu->set_reference(f.levels.at(mm).first, nullptr);
+      gpu->set_moving(f.levels.at(mm).second, nullptr);
+    };
+    set_level(1);
+    const std::vector<double> first = costs_at(1);
+    if (border == "0")  // the cpu.cr costs of the fixture have no border
+      for (int t = 0; t < kCount; ++t)
+        EXPECT_LE(std::fabs(first[t] - f.cpu_costs.at({kBinsHere, 1.0})[t]) / std::max(first[t], 1e-3),
+                  tolerance(scheme))
+            << what << " at 1 mm, transform " << t << ": gpu " << first[t] << " cpu "
+            << f.cpu_costs.at({kBinsHere, 1.0})[t];
+    set_level(1);
+    EXPECT_EQ(costs_at(1), first) << what << ": the same images set again give other costs or overlaps at 1 mm";
+    set_level(2);
+    const std::vector<double> coarse = costs_at(2);
+    set_level(1);
+    EXPECT_EQ(costs_at(1), first) << what << ": 1 mm after 2 mm differs from 1 mm the first time";
+    set_level(2);
+    EXPECT_EQ(costs_at(2), coarse) << what << ": 2 mm after 1 mm differs from 2 mm the first time";
+    // The reference alone set again (the moving image kept), as in batch mode.
+    gpu->set_reference(f.levels.at(2.0).first, nullptr);
+    EXPECT_EQ(costs_at(2), coarse) << what << ": set_reference alone again changed the 2 mm costs";
+  }
+}

@@ -224,8 +224,7 @@ IntensityBinning make_binning(float lo, float hi, int bins, const std::string& r
   return {lo, hi, inv_width, bins};
 }
 
-MeasuredImage measure_image_in_place(const rp_image& image, const rp_image* weight, const std::string& role,
-                                     MeanNeeded mean) {
+MeasuredImage measure_image_in_place(const rp_image& image, const rp_image* weight, const std::string& role) {
   MeasuredImage m;
   m.grid = checked_grid(image, role + " image");
   copy_geometry(image, m.voxel_to_world, m.spacing_mm);
@@ -236,8 +235,8 @@ MeasuredImage measure_image_in_place(const rp_image& image, const rp_image* weig
     check_same_grid(*weight, image, role);
     m.weights = weight->data;
   }
-  // The serial sums (unweighted, the total weight is a count) run beside the parallel scan.
-  const bool serial = mean == MeanNeeded::yes || m.weights != nullptr;
+  // A weighted total runs beside the parallel scan (unweighted, it is a count).
+  const bool serial = m.weights != nullptr;
   const std::size_t slabs = std::clamp<std::size_t>(m.voxel_count / kVoxelsPerSlab, 1, kMaxSlabs);
   std::future<SerialSums> sums;
   if (serial && slabs > 1) sums = std::async(std::launch::async, serial_sums, std::cref(m));
@@ -268,12 +267,13 @@ MeasuredImage measure_image_in_place(const rp_image& image, const rp_image* weig
   }
   if (weighted == 0) fail_all_zero(weight_name);
   m.total_weight = double(weighted);  // weight 1 each: exact in double below 2^53
-  if (serial) {
-    const SerialSums total = sums.valid() ? sums.get() : serial_sums(m);
-    m.total_weight = total.weight;
-    m.mean = total.weighted_values / total.weight;
-  }
+  if (serial) m.total_weight = (sums.valid() ? sums.get() : serial_sums(m)).weight;
   return m;
+}
+
+double weighted_mean(const MeasuredImage& image) {
+  const SerialSums sums = serial_sums(image);
+  return sums.weighted_values / sums.weight;
 }
 
 void require_varying(const MeasuredImage& image, const std::string& role, const char* measure) {

@@ -1,5 +1,6 @@
 #include "cuda_cr_cost.hpp"
 #include "params.hpp"
+#include "reference_spans.hpp"
 
 #include <regpipe_common/affine_checks.hpp>
 #include <regpipe_common/border_weight.hpp>
@@ -9,11 +10,13 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <future>
 #include <map>
 
 namespace regpipe::cost_cr_cuda {
 namespace {
 
+using regpipe_common::MeasuredImage;
 using regpipe_common::PreparedImage;
 
 const std::map<std::string, CudaCrCost::Scheme>& schemes() {
@@ -37,11 +40,30 @@ int read_int(const rp::Params& params, const char* name) {
 }
 
 // The kernels index voxels with 32-bit integers.
-void check_voxel_count(const PreparedImage& image, const char* role) {
-  if (image.voxel_count() > std::size_t(INT_MAX))
-    throw rp::Error(RP_UNSUPPORTED, std::string("the ") + role + " image has " + std::to_string(image.voxel_count()) +
+void check_voxel_count(std::size_t voxels, const char* role) {
+  if (voxels > std::size_t(INT_MAX))
+    throw rp::Error(RP_UNSUPPORTED, std::string("the ") + role + " image has " + std::to_string(voxels) +
                                         " voxels; cuda.cr indexes at most " + std::to_string(INT_MAX) +
                                         " (32-bit): use cpu.cr, the CPU reference");
+}
+
+// Voxels below which set_moving sums the mean after the copy rather than on a thread beside it.
+constexpr std::size_t kVoxelsForAThread = std::size_t(1) << 18;
+
+template <class Image>
+CudaCrCost::Geometry geometry_of(const Image& image, bool weighted) {
+  CudaCrCost::Geometry g;
+  g.grid = image.grid;
+  std::copy(image.voxel_to_world, image.voxel_to_world + 16, g.voxel_to_world);
+  std::copy(image.spacing_mm, image.spacing_mm + 3, g.spacing_mm);
+  g.weighted = weighted;
+  return g;
+}
+
+// Copies `count` floats from the caller's (pageable) memory to `device`, growing it as needed.
+void upload(const float* host, std::size_t count, DeviceBuffer<float>& device, cudaStream_t stream) {
+  device.ensure(count);
+  RP_CUDA_CHECK(cudaMemcpyAsync(device.get(), host, count * sizeof(float), cudaMemcpyHostToDevice, stream));
 }
 
 // The power of two that maps `bound` to just under 2^61: fixed-point totals of up to 4x the
@@ -107,55 +129,81 @@ void CudaCrCost::check_device_memory(std::size_t bytes, const char* what) const 
 
 void CudaCrCost::set_reference(const rp_image& image, const rp_image* weight) {
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
+  ref_.reset();  // until this call's uploads are done
+  layouts_ = ReferenceLayouts{};
+  const Geometry geometry = scheme_name_ == "fused" ? set_fused_reference(image, weight)
+                                                    : set_gridded_reference(image, weight);
+  RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  ref_ = geometry;
+}
+
+// fused needs only the spans (bins and weights of the weighted voxels) and the total weight:
+// the image is read in place, never copied whole.
+CudaCrCost::Geometry CudaCrCost::set_fused_reference(const rp_image& image, const rp_image* weight) {
+  const MeasuredImage ref = regpipe_common::measure_image_in_place(image, weight, "reference");
+  regpipe_common::require_varying(ref, "reference", "correlation ratio");
+  check_voxel_count(ref.voxel_count, "reference");
+  const regpipe_common::IntensityBinning binning =
+      regpipe_common::make_binning(ref.min_value, ref.max_value, bins_, "reference");
+  // At most 16 bytes a voxel whichever the scheme (bins, weights, sort keys and indices).
+  check_device_memory(ref.voxel_count * 16, "the reference image");
+  const ReferenceSpans spans = make_reference_spans(ref, binning);
+  ref_total_weight_ = ref.total_weight;
+  prepare_fused(spans, threads_per_block_, bins_, stream_, fused_, layouts_.fused);
+  layouts_.voxel_count = uint32_t(ref.voxel_count);
+  return geometry_of(ref, ref.weights != nullptr);
+}
+
+// Schemes 1-5 map every voxel of the grid: its bins and weights uploaded whole.
+CudaCrCost::Geometry CudaCrCost::set_gridded_reference(const rp_image& image, const rp_image* weight) {
   PreparedImage ref = regpipe_common::prepare_image(image, weight, "reference");
   regpipe_common::require_varying(ref, "reference", "correlation ratio");
-  check_voxel_count(ref, "reference");
+  check_voxel_count(ref.voxel_count(), "reference");
   regpipe_common::bin_voxels(ref, bins_, "reference");
   const std::size_t n = ref.voxel_count();
   // At most 16 bytes a voxel whichever the scheme (bins, weights, sort keys and indices).
   check_device_memory(n * 16, "the reference image");
 
   // The total weight in the same x-fastest order as cost_cpu, for the overlap fraction; the
-  // populations for fused's register bin; the weighted voxels for scheme5's sort.
+  // weighted voxels for scheme5's sort.
   std::vector<uint32_t> active;
-  std::vector<std::size_t> population(std::size_t(bins_), 0);
   ref_total_weight_ = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
     if (!(ref.weight(i) > 0.f)) continue;
     ref_total_weight_ += ref.weight(i);
-    ++population[std::size_t(ref.voxel_bins[i])];
     if (scheme_name_ == "scheme5") active.push_back(uint32_t(i));
   }
-  layouts_ = ReferenceLayouts{};
   layouts_.voxel_count = uint32_t(n);
-  if (scheme_name_ == "fused") {
-    const int hot_bin = int(std::max_element(population.begin(), population.end()) - population.begin());
-    prepare_fused(ref, hot_bin, threads_per_block_, stream_, fused_, layouts_.fused);
-  } else {
-    ref_bins_.upload(ref.voxel_bins, stream_);
-    if (!ref.weights.empty()) ref_weight_.upload(ref.weights, stream_);
-    if (scheme_name_ == "scheme5")
-      presort_reference(ref.voxel_bins.data(), active, bins_, max_block_workload_, stream_, presort_, layouts_);
-  }
-  RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  ref_ = std::move(ref);
+  ref_bins_.upload(ref.voxel_bins, stream_);
+  if (!ref.weights.empty()) ref_weight_.upload(ref.weights, stream_);
+  if (scheme_name_ == "scheme5")
+    presort_reference(ref.voxel_bins.data(), active, bins_, max_block_workload_, stream_, presort_, layouts_);
+  return geometry_of(ref, !ref.weights.empty());
 }
 
 void CudaCrCost::set_moving(const rp_image& image, const rp_image* weight) {
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
-  PreparedImage mov = regpipe_common::prepare_image(image, weight, "moving");
+  mov_.reset();  // until this call's uploads are done
+  const MeasuredImage mov = regpipe_common::measure_image_in_place(image, weight, "moving");
   regpipe_common::require_varying(mov, "moving", "correlation ratio");
-  check_voxel_count(mov, "moving");
-  check_device_memory(mov.voxel_count() * 2 * sizeof(float), "the moving image");
+  check_voxel_count(mov.voxel_count, "moving");
+  check_device_memory(mov.voxel_count * 2 * sizeof(float), "the moving image");
+  // The mean, a serial sum, beside the copies from the caller's memory (small levels: after,
+  // a thread would cost more than it saves).
+  const auto policy = mov.voxel_count < kVoxelsForAThread ? std::launch::deferred : std::launch::async;
+  std::future<double> mean = std::async(policy, regpipe_common::weighted_mean, std::cref(mov));
+  upload(mov.values, mov.voxel_count, mov_values_, stream_);
+  if (mov.weights != nullptr) upload(mov.weights, mov.voxel_count, mov_weight_, stream_);
+  Geometry geometry = geometry_of(mov, mov.weights != nullptr);
+  geometry.mean = mean.get();
   // Bounds of fused's fixed-point sums: interpolation stays within the voxel values and
-  // weights, including those of voxels with weight 0.
-  mov_deviation_max_ = 0.0;
-  for (const float v : mov.values) mov_deviation_max_ = std::max(mov_deviation_max_, std::fabs(double(v) - mov.mean));
-  mov_weight_max_ = mov.weights.empty() ? 1.0 : double(*std::max_element(mov.weights.begin(), mov.weights.end()));
-  mov_values_.upload(mov.values, stream_);
-  if (!mov.weights.empty()) mov_weight_.upload(mov.weights, stream_);
+  // weights, including those of voxels with weight 0. |v - mean| is largest at an extreme
+  // value (rounding is monotonic), so the extremes give the bound of every voxel bit for bit.
+  mov_deviation_max_ = std::max(std::fabs(double(mov.max_all) - geometry.mean),
+                                std::fabs(double(mov.min_all) - geometry.mean));
+  mov_weight_max_ = double(mov.max_weight);
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  mov_ = std::move(mov);
+  mov_ = geometry;
 }
 
 FixedPointScales CudaCrCost::fixed_point_scales() const {
@@ -217,10 +265,10 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
   CrArgs& a = l.args;
   a.ref_grid = ref_->grid;
   a.ref_bins = ref_bins_.get();
-  a.ref_weight = ref_->weights.empty() ? nullptr : ref_weight_.get();
+  a.ref_weight = ref_->weighted ? ref_weight_.get() : nullptr;
   a.mov_grid = mov_->grid;
   a.mov = mov_values_.get();
-  a.mov_weight = mov_->weights.empty() ? nullptr : mov_weight_.get();
+  a.mov_weight = mov_->weighted ? mov_weight_.get() : nullptr;
   a.mov_shift = float(mov_->mean);
   a.nearest = nearest_ ? 1 : 0;
   a.border = regpipe_common::BorderWeight(mov_->grid, mov_->spacing_mm, border_mm_);
@@ -236,7 +284,7 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
   l.sm_count = device_.sm_count;
   l.stream = stream_;
   l.layouts = &layouts_;
-  l.unit_weights = ref_->weights.empty() && mov_->weights.empty() && border_mm_ == 0.0;
+  l.unit_weights = !ref_->weighted && !mov_->weighted && border_mm_ == 0.0;
   if (scheme_.finishes_itself) l.fixed = fixed_point_scales();
   l.tickets = tickets_.get();
   l.scratch = &scratch_;

@@ -1,6 +1,8 @@
-// cuda.cr: the one host-side path of every scheme. Images are validated and binned exactly
-// as cost_cpu does (regpipe_common::prepare_image / bin_voxels), uploaded once per
-// set_reference / set_moving. Each evaluate writes the k voxel maps to page-locked memory,
+// cuda.cr: the one host-side path of every scheme. Images are validated, measured and binned
+// exactly as cost_cpu does (regpipe_common's checks, range, mean and bin_of), uploaded once
+// per set_reference / set_moving: read in place in parallel, the moving image copied straight
+// from the caller while its mean (a serial sum) is computed beside the copy, fused's spans
+// built in parallel slabs (reference_spans.hpp). Each evaluate writes the k voxel maps to page-locked memory,
 // runs the selected scheme, whose finish step computes 1 - eta in double on the GPU with
 // cost_cpu's formula and writes the k costs and overlaps straight to page-locked memory, and
 // synchronises once.
@@ -35,7 +37,19 @@ class CudaCrCost {
     bool finishes_itself;  // fused: its kernel computes the costs (else finish_double_sums)
   };
 
+  // What evaluate needs of a level's image once its voxels are on the device.
+  struct Geometry {
+    regpipe_common::Grid grid{1, 1, 1};
+    double voxel_to_world[16] = {};
+    double spacing_mm[3] = {1.0, 1.0, 1.0};
+    bool weighted = false;
+    double mean = 0.0;  // moving: the shift of y
+  };
+
  private:
+  // Fill the reference's device buffers and layouts (uploads queued on stream_).
+  Geometry set_fused_reference(const rp_image& image, const rp_image* weight);
+  Geometry set_gridded_reference(const rp_image& image, const rp_image* weight);
   void check_device_memory(std::size_t bytes, const char* what) const;
   FixedPointScales fixed_point_scales() const;
   // Results and tickets for k transforms, zero: the finish steps leave them so, and a call
@@ -50,7 +64,7 @@ class CudaCrCost {
   bool nearest_;
   double border_mm_;
 
-  std::optional<regpipe_common::PreparedImage> ref_, mov_;
+  std::optional<Geometry> ref_, mov_;  // empty until a set_* call has succeeded
   double ref_total_weight_ = 0.0;
   double mov_weight_max_ = 1.0;     // largest moving weight (1 without a weighting)
   double mov_deviation_max_ = 0.0;  // largest |value - mean| over every moving voxel

@@ -58,8 +58,8 @@ void bin_voxels(PreparedImage& image, int bins, const std::string& role);
 IntensityBinning make_binning(float lo, float hi, int bins, const std::string& role);
 
 // What prepare_image checks and measures, read in place from the caller's arrays (no private
-// copy) in parallel slabs: the same checks and messages, and bit for bit the same range, mean
-// and total weight. The arrays are borrowed: valid only while the caller's image is.
+// copy) in parallel slabs: the same checks and messages, and bit for bit the same range and
+// total weight. The arrays are borrowed: valid only while the caller's image is.
 struct MeasuredImage {
   regpipe_common::Grid grid{1, 1, 1};
   double voxel_to_world[16] = {};
@@ -70,16 +70,17 @@ struct MeasuredImage {
   // Over the voxels with weight > 0, as PreparedImage:
   float min_value = 0.f, max_value = 0.f;
   double total_weight = 0.0;  // summed in x-fastest order
-  double mean = 0.0;          // only when asked for (a serial sum: the order fixes its bits)
   // Over every voxel, weight 0 included:
   float min_all = 0.f, max_all = 0.f, max_weight = 1.f;
 
   float weight(std::size_t i) const { return weights == nullptr ? 1.f : weights[i]; }
 };
 
-enum class MeanNeeded { no, yes };
-MeasuredImage measure_image_in_place(const rp_image& image, const rp_image* weight, const std::string& role,
-                                     MeanNeeded mean);
+MeasuredImage measure_image_in_place(const rp_image& image, const rp_image* weight, const std::string& role);
+
+// PreparedImage::mean, bit for bit: a serial sum in x-fastest order (its order fixes its last
+// bits), apart so that callers can overlap it with other work.
+double weighted_mean(const MeasuredImage& image);
 
 // As require_varying for a PreparedImage.
 void require_varying(const MeasuredImage& image, const std::string& role, const char* measure);

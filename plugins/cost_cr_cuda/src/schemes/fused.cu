@@ -29,6 +29,7 @@
 #include "schemes.hpp"
 
 #include <algorithm>
+#include <cstddef>
 
 namespace regpipe::cost_cr_cuda {
 namespace {
@@ -281,41 +282,33 @@ int resident_blocks(int threads_per_block, std::size_t shared) {
   return blocks;
 }
 
+// Copies a host array to a device buffer, growing it as needed.
+template <class Device, class Host>
+void upload_array(const std::vector<Host>& host, DeviceBuffer<Device>& device, cudaStream_t stream) {
+  static_assert(sizeof(Device) == sizeof(Host), "the host and device layouts must match");
+  device.ensure(host.size());
+  if (!host.empty())
+    RP_CUDA_CHECK(cudaMemcpyAsync(device.get(), host.data(), host.size() * sizeof(Host), cudaMemcpyHostToDevice,
+                                  stream));
+}
+
 }  // namespace
 
-void prepare_fused(const regpipe_common::PreparedImage& ref, int hot_bin, int threads_per_block, cudaStream_t stream,
+void prepare_fused(const ReferenceSpans& spans, int threads_per_block, int bins, cudaStream_t stream,
                    FusedBuffers& buffers, FusedLayout& layout) {
-  const regpipe_common::Grid& g = ref.grid;
-  std::vector<int4> spans;
-  std::vector<uint16_t> bins;
-  std::vector<float> weights;
-  for (int z = 0; z < g.nz; ++z)
-    for (int y = 0; y < g.ny; ++y) {
-      const std::size_t row = std::size_t(g.nx) * (std::size_t(y) + std::size_t(g.ny) * std::size_t(z));
-      for (int x = 0; x < g.nx;) {
-        if (!(ref.weight(row + x) > 0.f)) {
-          ++x;
-          continue;
-        }
-        const int start = x;
-        const int offset = int(bins.size());
-        for (; x < g.nx && ref.weight(row + x) > 0.f; ++x) {
-          bins.push_back(uint16_t(ref.voxel_bins[row + x]));
-          if (!ref.weights.empty()) weights.push_back(ref.weights[row + x]);
-        }
-        spans.push_back(make_int4(offset, start, x - start, y + g.ny * z));
-      }
-    }
-  buffers.spans.upload(spans, stream);
-  buffers.bins.upload(bins, stream);
-  if (!weights.empty()) buffers.ref_weight.upload(weights, stream);
+  static_assert(offsetof(Span, first) == offsetof(int4, x) && offsetof(Span, x) == offsetof(int4, y) &&
+                    offsetof(Span, length) == offsetof(int4, z) && offsetof(Span, row) == offsetof(int4, w),
+                "Span must have int4's layout");
+  upload_array(spans.spans, buffers.spans, stream);
+  upload_array(spans.bins, buffers.bins, stream);
+  if (!spans.weights.empty()) upload_array(spans.weights, buffers.ref_weight, stream);
   layout = FusedLayout{};
   layout.spans = buffers.spans.get();
-  layout.span_count = uint32_t(spans.size());
+  layout.span_count = uint32_t(spans.spans.size());
   layout.bins = buffers.bins.get();
-  layout.ref_weight = weights.empty() ? nullptr : buffers.ref_weight.get();
-  layout.hot_bin = hot_bin;
-  const std::size_t shared = fused_histogram_bytes(ref.binning.bins);
+  layout.ref_weight = spans.weights.empty() ? nullptr : buffers.ref_weight.get();
+  layout.hot_bin = spans.hot_bin;
+  const std::size_t shared = fused_histogram_bytes(bins);
   layout.blocks_per_sm[0] = resident_blocks<false>(threads_per_block, shared);
   layout.blocks_per_sm[1] = resident_blocks<true>(threads_per_block, shared);
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "../kernels/cr_args.hpp"
+#include "../reference_spans.hpp"
 
 #include <regpipe_common/prepared_image.hpp>
 
@@ -90,15 +91,16 @@ void presort_reference(const int32_t* host_bins, const std::vector<uint32_t>& ac
                        int max_workload, cudaStream_t stream, PresortBuffers& buffers,
                        ReferenceLayouts& layouts);
 
-// fused's preprocessing: the spans of the binned reference, uploaded, and the kernel's
+// fused's preprocessing: the reference's spans (reference_spans.hpp), uploaded from the
+// caller's memory (the stream must be synchronised before `spans` dies), and the kernel's
 // occupancy for this block size and bin count.
 struct FusedBuffers {
   DeviceBuffer<int4> spans;
   DeviceBuffer<uint16_t> bins;
   DeviceBuffer<float> ref_weight;
 };
-void prepare_fused(const regpipe_common::PreparedImage& ref, int hot_bin, int threads_per_block,
-                   cudaStream_t stream, FusedBuffers& buffers, FusedLayout& layout);
+void prepare_fused(const ReferenceSpans& spans, int threads_per_block, int bins, cudaStream_t stream,
+                   FusedBuffers& buffers, FusedLayout& layout);
 
 // Shared memory of one block of scheme4: a float histogram (3 sums per bin) per warp.
 // Checked against the device limit when the instance is created.
