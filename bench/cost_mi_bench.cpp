@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   bool quick = false, cpu = false;
   size_t k = 64;
   Bench b;
-  std::vector<std::string> schemes = {"per_warp", "privatised"};
+  std::vector<std::string> schemes = {"per_warp", "privatised", "sort_and_count"};
   app.add_option("--data", data, "folder with chris_t1.nii.gz (default $REGPIPE_TEST_DATA or ../shared/data)");
   app.add_option("--out", out, "folder for cost_mi.csv");
   app.add_flag("--quick", quick, "5 repetitions instead of 21");

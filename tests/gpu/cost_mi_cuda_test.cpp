@@ -31,7 +31,7 @@ constexpr int kTransforms = 100;
 const double kLevels[] = {8, 4, 2, 1};
 const int kBins[] = {32, 64, 128, 256};
 // The schemes that count integers: exact, so they match the CPU to rounding of the finish.
-const std::vector<std::string> kSchemes = {"privatised", "per_warp"};
+const std::vector<std::string> kSchemes = {"privatised", "per_warp", "sort_and_count"};
 
 // (measure, bins, mm): "mi" or "nmi".
 using CpuKey = std::tuple<std::string, int, double>;
@@ -290,6 +290,34 @@ TEST_P(CudaMi, BatchesLargerThanOneLaunchGiveTheSameBits) {
                     << costs[t] << " instead of " << expected;
   }
   EXPECT_EQ(wrong, 0u);
+}
+
+// sort_and_count keeps no histogram in shared memory, so it alone takes more bins than a
+// block's shared memory holds: 1024 x 1024 joint bins (21-bit keys with the sentinel) still
+// count what cpu.mi counts.
+TEST_P(CudaMi, SortAndCountTakesMoreBinsThanSharedMemoryHolds) {
+  if (scheme() != "sort_and_count") GTEST_SKIP() << scheme() << " is limited by shared memory";
+  constexpr double kMm = 4;
+  constexpr int kBinsHere = 1024, kCount = 10;
+  if (!prepare_level(measure(), kMm, 64)) GTEST_SKIP() << "shared data not found: " << test::shared_data_dir();
+  const std::map<std::string, std::string> common = {{"bins", std::to_string(kBinsHere)}};
+  auto cpu = make_cost("cpu." + measure(), common);
+  auto params = common;
+  params["scheme"] = scheme();
+  auto gpu = make_cost("cuda." + measure(), params);
+  const auto& [ref, mov] = fixture().levels.at(kMm);
+  for (CostInstance* c : {cpu.get(), gpu.get()}) {
+    c->set_reference(ref, nullptr);
+    c->set_moving(mov, nullptr);
+  }
+  const double* matrices = fixture().matrices.at(kMm).data();
+  std::vector<double> expected(kCount), costs(kCount);
+  cpu->evaluate(matrices, kCount, expected.data());
+  gpu->evaluate(matrices, kCount, costs.data());
+  for (int t = 0; t < kCount; ++t)
+    EXPECT_LE(std::fabs(costs[t] - expected[t]) / std::max(std::fabs(expected[t]), 1e-3), kExactTolerance)
+        << scheme() << " " << measure() << " bins " << kBinsHere << " at " << kMm << " mm, transform " << t
+        << ": gpu " << costs[t] << " cpu " << expected[t] << " (a key's bits were cut or a run miscounted)";
 }
 
 INSTANTIATE_TEST_SUITE_P(Schemes, CudaMi,

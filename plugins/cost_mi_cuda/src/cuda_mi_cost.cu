@@ -17,6 +17,7 @@ using regpipe_common::PreparedImage;
 
 struct Scheme {
   void (*run)(const SchemeLaunch&);
+  // nullptr for a scheme that keeps no histogram in shared memory (any bins fit)
   std::size_t (*shared_bytes)(int bins, int threads_per_block, std::size_t shared_per_block);
   const char* shared_layout;  // for the error when it does not fit
 };
@@ -24,7 +25,8 @@ struct Scheme {
 const std::map<std::string, Scheme>& schemes() {
   static const std::map<std::string, Scheme> table = {
       {"privatised", {run_privatised, privatised_shared_bytes, "a bins x bins histogram of 16-bit counters per block"}},
-      {"per_warp", {run_per_warp, per_warp_shared_bytes, "a bins x bins histogram of 32-bit counters per warp"}}};
+      {"per_warp", {run_per_warp, per_warp_shared_bytes, "a bins x bins histogram of 32-bit counters per warp"}},
+      {"sort_and_count", {run_sort_and_count, nullptr, ""}}};
   return table;
 }
 
@@ -54,10 +56,10 @@ CudaMiCost::CudaMiCost(const rp::Params& params, bool normalised)
   const std::string scheme = params.get_string("scheme");
   const auto it = schemes().find(scheme);
   if (it == schemes().end())
-    throw rp::Error(RP_INVALID_ARGUMENT, "scheme=" + scheme + " is not a cuda.mi scheme (privatised, per_warp)");
+    throw rp::Error(RP_INVALID_ARGUMENT, "scheme=" + scheme + " is not a cuda.mi scheme (privatised, per_warp, sort_and_count)");
   scheme_ = it->second.run;
   device_ = regpipe_common_cuda::select_device(read_int(params, "device"), cpu_alternative_);
-  const auto fits = [&](int bins) { return it->second.shared_bytes(bins, threads_per_block_, device_.shared_per_block) > 0; };
+  const auto fits = [&](int bins) { return it->second.shared_bytes == nullptr || it->second.shared_bytes(bins, threads_per_block_, device_.shared_per_block) > 0; };
   if (!fits(bins_)) {
     int most = bins_;
     while (most > 1 && !fits(most)) --most;
@@ -160,6 +162,7 @@ void CudaMiCost::evaluate(const rp_cost_request& request) {
   l.sm_count = device_.sm_count;
   l.shared_per_block = device_.shared_per_block;
   l.stream = stream_;
+  l.scratch = &scheme_scratch_;
   scheme_(l);
   double* out = host_out_.device_view();
   finish_entropies(l, normalised_, partials_.get(), out, out + k);

@@ -46,6 +46,7 @@ class CudaMiCost {
   PinnedBuffer<double> host_maps_, host_out_;
   DeviceBuffer<double> maps_, partials_;
   DeviceBuffer<unsigned> joint_;
+  DeviceBuffer<unsigned char> scheme_scratch_;  // SchemeLaunch::scratch
 };
 
 // The two components: the same histogram, a different formula at the end.

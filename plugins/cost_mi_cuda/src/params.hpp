@@ -6,15 +6,17 @@
 
 namespace regpipe::cost_mi_cuda {
 
-inline constexpr const char* const kSchemeChoices[] = {"privatised", "per_warp", nullptr};
+inline constexpr const char* const kSchemeChoices[] = {"privatised", "per_warp", "sort_and_count", nullptr};
 inline constexpr const char* const kInterpolationChoices[] = {"trilinear", "nearest", nullptr};
 
 inline constexpr rp_param_desc kParams[] = {
     {sizeof(rp_param_desc), "scheme", RP_PARAM_ENUM, "privatised", 0, 0, kSchemeChoices, "",
-     "joint-histogram scheme: privatised (ours) or per_warp (Shams & Kennedy 2007, method 1)"},
+     "joint-histogram scheme: privatised (ours), per_warp (Shams & Kennedy 2007, method 1) or "
+     "sort_and_count (Shams et al. 2010, method 3, radix sort in place of bitonic)"},
     {sizeof(rp_param_desc), "bins", RP_PARAM_INT, "64", 2, 1024, nullptr, "",
-     "bins per image, equal-width over each image's [min, max], as cpu.mi; the schemes hold "
-     "bins x bins counters in shared memory (privatised: at most 340 bins in an H100's 227 KB)"},
+     "bins per image, equal-width over each image's [min, max], as cpu.mi; privatised and per_warp "
+     "hold bins x bins counters in shared memory (privatised: at most 340 bins in an H100's 227 KB), "
+     "sort_and_count none"},
     {sizeof(rp_param_desc), "interpolation", RP_PARAM_ENUM, "trilinear", 0, 0, kInterpolationChoices, "",
      "how the moving image is sampled: trilinear or nearest"},
     {sizeof(rp_param_desc), "device", RP_PARAM_INT, "0", 0, 63, nullptr, "", "CUDA device index"},

@@ -5,6 +5,8 @@
 
 #include "mi_args.hpp"
 
+#include <regpipe_common_cuda/device_buffer.hpp>
+
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -20,6 +22,9 @@ struct SchemeLaunch {
   int sm_count = 1;
   std::size_t shared_per_block = 48 * 1024;  // the device's opt-in maximum
   cudaStream_t stream = nullptr;
+  // The instance's global-memory workspace for schemes that need one (sort_and_count's keys,
+  // runs and CUB temp storage), grown on demand and kept across evaluations.
+  regpipe_common_cuda::DeviceBuffer<unsigned char>* scratch = nullptr;
 };
 
 // Ours: each block counts a run of reference voxels into a private bins x bins histogram in
@@ -28,6 +33,9 @@ struct SchemeLaunch {
 void run_privatised(const SchemeLaunch& l);
 // Shams & Kennedy 2007 method 1: a bins x bins histogram of 32-bit counters per warp.
 void run_per_warp(const SchemeLaunch& l);
+// Shams et al. 2010 method 3: per transform, the joint bins radix-sorted (CUB, in place of the
+// paper's bitonic sort) and run-length counted; no atomics, no shared-memory histogram.
+void run_sort_and_count(const SchemeLaunch& l);
 
 // The shared memory per block each scheme needs, 0 when it exceeds `shared_per_block`.
 std::size_t privatised_shared_bytes(int bins, int threads_per_block, std::size_t shared_per_block);
