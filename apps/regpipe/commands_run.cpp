@@ -52,8 +52,11 @@ Command add_run(CLI::App& app, CommonOptions& common) {
                                                 : RP_LOG_WARNING;
     HostServices services(level, !common.quiet && isatty(STDERR_FILENO));
     services.cancel_on_sigint();
-    run_pipeline(p, plugins, services);
-    return kExitOk;
+    if (p.inputs.moving.size() == 1) {
+      run_pipeline(p, plugins, services);
+      return kExitOk;
+    }
+    return run_batch(p, plugins, services) == 0 ? kExitOk : kExitBadInput;
   };
 }
 

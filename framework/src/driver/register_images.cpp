@@ -98,23 +98,36 @@ std::vector<std::unique_ptr<CostInstance>> level_costs(const PipelineRegistratio
 
 }  // namespace
 
-RegistrationImages load_images(const PipelineInputs& inputs) {
-  RegistrationImages images;
-  auto options = [](const ImageInput& in) {
-    ReadOptions o;
-    o.volume_index = in.volume;
-    return o;
-  };
-  images.reference = read_image(inputs.reference.path, options(inputs.reference));
-  images.moving = read_image(inputs.moving.front().path, options(inputs.moving.front()));
+namespace {
+ReadOptions read_options(const ImageInput& in) {
+  ReadOptions o;
+  o.volume_index = in.volume;
+  return o;
+}
+}  // namespace
+
+void load_reference(const PipelineInputs& inputs, RegistrationImages& images) {
+  images.reference = read_image(inputs.reference.path, read_options(inputs.reference));
+  images.reference_weight.reset();
   if (inputs.reference_weight) {
     images.reference_weight = read_image(inputs.reference_weight->path);
     check_weight_grid(images.reference, *images.reference_weight, "reference");
   }
+}
+
+void load_moving(const PipelineInputs& inputs, const ImageInput& moving, RegistrationImages& images) {
+  images.moving = read_image(moving.path, read_options(moving));
+  images.moving_weight.reset();
   if (inputs.moving_weight) {
     images.moving_weight = read_image(inputs.moving_weight->path);
     check_weight_grid(images.moving, *images.moving_weight, "moving");
   }
+}
+
+RegistrationImages load_images(const PipelineInputs& inputs) {
+  RegistrationImages images;
+  load_reference(inputs, images);
+  load_moving(inputs, inputs.moving.front(), images);
   return images;
 }
 
@@ -142,7 +155,33 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
   return register_images(pipeline, images, components, services);
 }
 
+PreparedReference prepare_reference(const Pipeline& pipeline, const RegistrationImages& images,
+                                    ResamplerInstance& resampler) {
+  const auto start = Clock::now();
+  PreparedReference out;
+  // One id per image: every level of it is one upload for a GPU resampler.
+  const uint64_t ref_id = new_input_id(), weight_id = new_input_id();
+  for (double mm : pipeline.registration.levels_mm) {
+    out.levels.push_back(make_level(images.reference, mm, resampler, ref_id));
+    if (images.reference_weight)
+      out.weight_levels.push_back(make_level(*images.reference_weight, mm, resampler, weight_id));
+  }
+  out.centre = centre_of_mass(images.reference);
+  out.radius_mm = mass_radius_mm(images.reference, out.centre);
+  out.seconds = seconds_since(start);
+  return out;
+}
+
 RegistrationResult register_images(const Pipeline& pipeline, const RegistrationImages& images,
+                                   RegistrationComponents& components, HostServices& services) {
+  const PreparedReference reference = prepare_reference(pipeline, images, *components.resampler);
+  RegistrationResult result = register_images(pipeline, images, reference, components, services);
+  result.seconds_pyramid += reference.seconds;
+  return result;
+}
+
+RegistrationResult register_images(const Pipeline& pipeline, const RegistrationImages& images,
+                                   const PreparedReference& reference,
                                    RegistrationComponents& components, HostServices& services) {
   const PipelineRegistration& reg = pipeline.registration;
   RegistrationResult result;
@@ -153,23 +192,21 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
 
   const auto pyramid_start = Clock::now();
   std::vector<LevelImages> levels;
-  // One id per image: every level of it is one upload for a GPU resampler.
-  const uint64_t ref_id = new_input_id(), mov_id = new_input_id(), ref_weight_id = new_input_id(),
-                 mov_weight_id = new_input_id();
-  for (double mm : reg.levels_mm) {
+  const uint64_t mov_id = new_input_id(), mov_weight_id = new_input_id();
+  for (size_t i = 0; i < reg.levels_mm.size(); ++i) {
+    const double mm = reg.levels_mm[i];
     LevelImages l;
     l.level_mm = mm;
-    l.reference = make_level(images.reference, mm, resampler, ref_id);
+    l.reference = reference.levels.at(i);
     l.moving = make_level(images.moving, mm, resampler, mov_id);
-    if (images.reference_weight)
-      l.reference_weight = make_level(*images.reference_weight, mm, resampler, ref_weight_id);
+    if (!reference.weight_levels.empty()) l.reference_weight = reference.weight_levels.at(i);
     if (images.moving_weight)
       l.moving_weight = make_level(*images.moving_weight, mm, resampler, mov_weight_id);
     levels.push_back(std::move(l));
   }
   result.seconds_pyramid = seconds_since(pyramid_start);
 
-  result.centre = centre_of_mass(images.reference);
+  result.centre = reference.centre;
   result.params = identity_params();
   if (reg.initialisation == "centre_of_mass") {
     const Eigen::Vector3d shift = centre_of_mass(images.moving) - result.centre;
@@ -181,7 +218,7 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
   for (size_t i = 0; i < reg.levels_mm.size(); ++i)
     level_costs.push_back(components.level_costs.empty() ? &cost : components.level_costs.at(i).get());
   RegistrationObjective objective(std::move(level_costs), services, std::move(levels), result.centre,
-                                  reg.dof, mass_radius_mm(images.reference, result.centre));
+                                  reg.dof, reference.radius_mm);
   objective.set_level(0);
   if (objective.overlap(result.params) <= 0.0)
     throw UserError("the moving image does not overlap the reference at the start transform (" +

@@ -6,6 +6,7 @@
 
 #include "driver/create_component.hpp"
 #include "driver/report.hpp"
+#include "driver/run_outputs.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -16,9 +17,7 @@
 namespace fs = std::filesystem;
 
 namespace regpipe {
-namespace {
 
-// Fails before any work when the output folder cannot be made or written.
 void prepare_output_dir(const fs::path& dir) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) {
@@ -31,6 +30,8 @@ void prepare_output_dir(const fs::path& dir) {
   if (::access(dir.c_str(), W_OK) != 0)
     throw UserError("outputs.dir " + dir.string() + " is not writable");
 }
+
+namespace {
 
 int32_t interpolation_code(const std::string& name) {
   if (name == "nearest") return RP_INTERP_NEAREST;
@@ -74,22 +75,9 @@ float foreground_threshold(const Image& image) {
   return 0.2f * v[k];
 }
 
-RegistrationResult run_pipeline(const Pipeline& p, const PluginHost& plugins, HostServices& services) {
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  prepare_output_dir(p.outputs.dir);
-  std::optional<Eigen::Matrix4d> truth;
-  if (p.evaluation.truth)
-    truth = from_world_ras_forward(read_matrix_file(*p.evaluation.truth));
-
-  // Components first: a bad parameter fails before any image is read.
-  RegistrationComponents components = create_registration_components(p, plugins, services);
-  const auto loading_start = Clock::now();
-  RegistrationImages images = load_images(p.inputs);
-  const double loading = std::chrono::duration<double>(Clock::now() - loading_start).count();
-  RegistrationResult result = register_images(p, images, components, services);
-  result.seconds_loading = loading;
-
+std::optional<double> write_outputs(const Pipeline& p, const RegistrationImages& images,
+                                    const RegistrationResult& result, const PluginHost& plugins,
+                                    HostServices& services, std::chrono::steady_clock::time_point start) {
   const Eigen::Matrix4d fsl = to_fsl_matrix(result.ref_to_mov, images.reference, images.moving);
   const fs::path base = p.outputs.dir / p.outputs.prefix;
   if (p.outputs.transforms) {
@@ -105,13 +93,35 @@ RegistrationResult run_pipeline(const Pipeline& p, const PluginHost& plugins, Ho
   }
 
   std::optional<RunEvaluation> evaluation;
-  if (truth)
-    evaluation = RunEvaluation{mean_displacement_mm(result.ref_to_mov, *truth, images.reference,
+  if (p.evaluation.truth) {
+    const Eigen::Matrix4d truth = from_world_ras_forward(read_matrix_file(*p.evaluation.truth));
+    evaluation = RunEvaluation{mean_displacement_mm(result.ref_to_mov, truth, images.reference,
                                                     foreground_threshold(images.reference))};
-  const double total = std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (p.outputs.report)
     write_text_atomically(base.string() + "report.json",
                           make_report(p, images, result, fsl, evaluation, total).dump(2) + "\n");
+  if (!evaluation) return std::nullopt;
+  return evaluation->mean_displacement_mm;
+}
+
+RegistrationResult run_pipeline(const Pipeline& p, const PluginHost& plugins, HostServices& services) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  prepare_output_dir(p.outputs.dir);
+  // The truth file is read (and checked) before the work.
+  if (p.evaluation.truth) read_matrix_file(*p.evaluation.truth);
+
+  // Components first: a bad parameter fails before any image is read.
+  RegistrationComponents components = create_registration_components(p, plugins, services);
+  const auto loading_start = Clock::now();
+  RegistrationImages images = load_images(p.inputs);
+  const double loading = std::chrono::duration<double>(Clock::now() - loading_start).count();
+  RegistrationResult result = register_images(p, images, components, services);
+  result.seconds_loading = loading;
+  const std::optional<double> error_mm = write_outputs(p, images, result, plugins, services, start);
+  const double total = std::chrono::duration<double>(Clock::now() - start).count();
 
   for (const auto& c : result.components)
     std::printf("%-9s %s %s%s\n", c.role.c_str(), c.id.c_str(), c.version.c_str(),
@@ -121,8 +131,7 @@ RegistrationResult run_pipeline(const Pipeline& p, const PluginHost& plugins, Ho
                 s.best_cost, s.seconds);
   std::printf("total %.3f s (search %.3f s); outputs in %s\n", total, result.seconds_search,
               p.outputs.dir.c_str());
-  if (evaluation)
-    std::printf("mean displacement error against the truth: %.4f mm\n", evaluation->mean_displacement_mm);
+  if (error_mm) std::printf("mean displacement error against the truth: %.4f mm\n", *error_mm);
   return result;
 }
 

@@ -6,6 +6,8 @@
 #include "plugin_host/did_you_mean.hpp"
 
 #include <algorithm>
+#include <fnmatch.h>
+#include <map>
 
 namespace fs = std::filesystem;
 
@@ -35,6 +37,55 @@ void read_image_input(YamlContext& ctx, const YAML::Node& inputs, const std::str
   });
 }
 
+// The files a glob pattern in the last path component matches ("scans/*.nii.gz"), sorted.
+std::vector<fs::path> expand_glob(const fs::path& pattern) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(pattern.parent_path(), ec))
+    if (e.is_regular_file(ec) &&
+        ::fnmatch(pattern.filename().c_str(), e.path().filename().c_str(), FNM_PERIOD) == 0)
+      out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool is_glob(const fs::path& path) {
+  return path.filename().string().find_first_of("*?[") != std::string::npos;
+}
+
+// inputs.moving: one path, a glob pattern, or a list of paths (batch mode). Each image's
+// outputs go to a folder named by its stem, so two equal stems are refused.
+void read_moving(YamlContext& ctx, const YAML::Node& node, std::vector<ImageInput>* out) {
+  const std::string key = "inputs.moving";
+  std::vector<std::pair<fs::path, YAML::Node>> paths;
+  if (node.IsSequence()) {
+    if (node.size() == 0) ctx.error(key, node, "inputs.moving must not be an empty list");
+    for (const auto& item : node) {
+      fs::path path;
+      if (ctx.read_path(key, item, &path)) paths.emplace_back(path, item);
+    }
+  } else {
+    fs::path path;
+    if (!ctx.read_path(key, node, &path)) return;
+    if (!is_glob(path)) {
+      paths.emplace_back(path, node);
+    } else {
+      for (const auto& match : expand_glob(path)) paths.emplace_back(match, node);
+      if (paths.empty())
+        ctx.error(key, node, "inputs.moving: the pattern " + path.string() + " matches no file");
+    }
+  }
+  std::map<std::string, fs::path> stems;
+  for (const auto& [path, where] : paths) {
+    const auto [it, fresh] = stems.emplace(moving_stem(path), path);
+    if (!fresh)
+      ctx.error(key, where, "inputs.moving: " + it->second.string() + " and " + path.string() +
+                                " have the same name " + it->first +
+                                ", and so the same output folder: rename one");
+    out->push_back(ImageInput{path, std::nullopt});
+  }
+}
+
 void read_inputs(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
   const YAML::Node inputs = root["inputs"];
   if (!inputs.IsDefined() || inputs.IsNull()) {
@@ -42,13 +93,19 @@ void read_inputs(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
     return;
   }
   if (!ctx.check_map("inputs", inputs, schema_children("inputs"))) return;
-  std::optional<ImageInput> reference, moving;
+  std::optional<ImageInput> reference;
   read_image_input(ctx, inputs, "reference", &reference);
-  read_image_input(ctx, inputs, "moving", &moving);
   if (!reference) ctx.error("inputs", inputs, "missing key 'inputs.reference'");
   else p.inputs.reference = *reference;
-  if (!moving) ctx.error("inputs", inputs, "missing key 'inputs.moving'");
-  else p.inputs.moving = {*moving};
+  const YAML::Node moving = inputs["moving"];
+  if (!moving.IsDefined() || moving.IsNull()) ctx.error("inputs", inputs, "missing key 'inputs.moving'");
+  else read_moving(ctx, moving, &p.inputs.moving);
+  with_child(inputs, "moving_volume", [&](const YAML::Node& n) {
+    long long v = 0;
+    if (!ctx.read_int("inputs.moving_volume", n, &v)) return;
+    if (v < 0) ctx.error("inputs.moving_volume", n, "inputs.moving_volume=" + std::to_string(v) + " must be >= 0");
+    else for (auto& m : p.inputs.moving) m.volume = unsigned(v);
+  });
   with_child(inputs, "reference_weight", [&](const YAML::Node& n) {
     ImageInput in;
     if (ctx.read_path("inputs.reference_weight", n, &in.path)) p.inputs.reference_weight = in;
@@ -169,11 +226,22 @@ void read_evaluation(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
   if (!ctx.check_map("evaluation", ev, schema_children("evaluation"))) return;
   with_child(ev, "truth", [&](const YAML::Node& n) {
     fs::path path;
-    if (ctx.read_path("evaluation.truth", n, &path)) p.evaluation.truth = path;
+    if (!ctx.read_path("evaluation.truth", n, &path)) return;
+    if (p.inputs.moving.size() > 1)
+      ctx.error("evaluation.truth", n, "evaluation.truth is the truth of one moving image: "
+                                       "remove it for a batch of " +
+                                           std::to_string(p.inputs.moving.size()));
+    else p.evaluation.truth = path;
   });
 }
 
 }  // namespace
+
+std::string moving_stem(const fs::path& path) {
+  fs::path name = path.filename();
+  if (name.extension() == ".gz") name = name.stem();
+  return name.stem().string();
+}
 
 Pipeline load_pipeline(const fs::path& yaml_file, const std::vector<Override>& overrides,
                        const PluginHost& host) {

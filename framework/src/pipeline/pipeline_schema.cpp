@@ -8,7 +8,11 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
   static const std::vector<PipelineKeyDoc> rows = {
       {"inputs.reference", "path", "(required)",
        "Reference (fixed) image; its grid is the grid of the registered output."},
-      {"inputs.moving", "path", "(required)", "Moving image, registered to the reference."},
+      {"inputs.moving", "path, glob pattern or list of paths", "(required)",
+       "Moving image, registered to the reference. Several (a list, or a pattern such as "
+       "`scans/*.nii.gz`, expanded in sorted order) make a batch: the reference is read and "
+       "prepared once, each image's outputs go to outputs.dir/<file stem>/, and "
+       "outputs.dir/batch_report.json sums them up."},
       {"inputs.reference_volume", "int >= 0", "(none)",
        "Volume index when the reference file is 4D (a 4D file without it is an error)."},
       {"inputs.moving_volume", "int >= 0", "(none)", "Volume index when the moving file is 4D."},

@@ -49,6 +49,10 @@ struct RegistrationImages {
 };
 
 RegistrationImages load_images(const PipelineInputs& inputs);
+// load_images in two halves, for a batch: the reference (and its weight) once, then each
+// moving image (and inputs.moving_weight, which must be on that image's grid).
+void load_reference(const PipelineInputs& inputs, RegistrationImages& images);
+void load_moving(const PipelineInputs& inputs, const ImageInput& moving, RegistrationImages& images);
 
 // The pipeline's cost, optimizer and resampler, created (their parameters checked) before
 // any image is read, so that bad parameters fail fast.
@@ -66,6 +70,18 @@ RegistrationComponents create_registration_components(const Pipeline& pipeline,
                                                       const PluginHost& plugins,
                                                       HostServices& services);
 
+// The reference's part of a registration: its pyramid levels (and its weight's), centre of
+// mass and mass radius. Prepared once, reused for every moving image of a batch.
+struct PreparedReference {
+  std::vector<Image> levels;         // one per registration.levels_mm, coarsest first
+  std::vector<Image> weight_levels;  // empty without inputs.reference_weight
+  Eigen::Vector3d centre = Eigen::Vector3d::Zero();
+  double radius_mm = 0.0;            // RMS distance of the mass from the centre
+  double seconds = 0.0;              // time taken to prepare it
+};
+PreparedReference prepare_reference(const Pipeline& pipeline, const RegistrationImages& images,
+                                    ResamplerInstance& resampler);
+
 // Runs the registration of the pipeline on already loaded images. Throws UserError for bad
 // input (constant image, grids that do not match their weights, ...), ComponentError when
 // a plugin fails (RP_CANCELLED included).
@@ -73,6 +89,10 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
                                    const PluginHost& plugins, HostServices& services);
 // The same with components already created.
 RegistrationResult register_images(const Pipeline& pipeline, const RegistrationImages& images,
+                                   RegistrationComponents& components, HostServices& services);
+// The same with the reference already prepared (images.reference is the one it was made from).
+RegistrationResult register_images(const Pipeline& pipeline, const RegistrationImages& images,
+                                   const PreparedReference& reference,
                                    RegistrationComponents& components, HostServices& services);
 
 // The intensity above which reference voxels count as "head" for the displacement metric:
@@ -83,5 +103,10 @@ float foreground_threshold(const Image& image);
 // outputs atomically, print a summary. Returns the result.
 RegistrationResult run_pipeline(const Pipeline& pipeline, const PluginHost& plugins,
                                 HostServices& services);
+
+// `regpipe run` with several moving images: components created and the reference read and
+// prepared once; each image registered into outputs.dir/<stem>/, a failing one reported and
+// skipped; outputs.dir/batch_report.json. Returns the number of images that failed.
+size_t run_batch(const Pipeline& pipeline, const PluginHost& plugins, HostServices& services);
 
 }  // namespace regpipe

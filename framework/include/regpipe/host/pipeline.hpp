@@ -37,6 +37,9 @@ struct ImageInput {
   std::optional<unsigned> volume;  // for 4D files
 };
 
+// A batch's output folder name of a moving image: its file name without .nii.gz, .nii, .mha, ...
+std::string moving_stem(const std::filesystem::path& path);
+
 struct PipelineInputs {
   ImageInput reference;
   std::vector<ImageInput> moving;  // one or more (batch mode: one reference, many moving)
