@@ -1,59 +1,181 @@
-// privatised (ours): a block owns a run of at most kNarrowRun reference voxels of one
-// transform (grid.y) and counts them into its own bins x bins histogram in shared memory,
-// then adds its non-zero counters to the transform's global histogram. Lanes of a warp whose
-// samples share a joint bin (mostly the background pair) are found with __match_any_sync and
-// add once. Counts are integers, so the result does not depend on the order of the atomics:
-// exact and bitwise repeatable.
+// privatised (ours): every block keeps its own bins x bins histogram in shared memory and
+// counts reference voxels of one transform at a time into it; lanes of a warp whose samples
+// share a joint bin (mostly the background pair) are found with __match_any_sync and add
+// once. Counts are integers, so the result does not depend on the order of the atomics:
+// exact and bitwise repeatable, and independent of k and of the partition below.
+//
+// The grid is persistent: as many blocks as the device holds at once (one wave), each walking
+// its equal segments of the k * voxels samples round-robin (segment s of block b is
+// b + s * gridDim.x, so the blocks resident together read neighbouring voxels of one
+// transform and share the L2). A block adds its histogram to the transform's global one and
+// zeroes it when it leaves a transform or has counted kNarrowRun samples since the last flush
+// (a 16-bit counter cannot overflow into its neighbour). The kernel waits on its trilinear
+// gathers (ncu, H100), so what matters is how many are in flight per SM: blocks as large as
+// the SM allows (256 x 256 bins: one of 1024 threads), kUnroll samples per thread and step
+// with unconditional loads, the map in shared memory rather than 24 registers, and few
+// instructions a sample (division by multiply-high, 32-bit gather offsets). README.md has
+// the measurements.
 #include "schemes.hpp"
 
 #include <regpipe_common_cuda/cuda_check.hpp>
 
 #include <algorithm>
+#include <string>
 
 namespace regpipe::cost_mi_cuda {
 namespace {
 
-// A block counts at most this many samples, so that a 16-bit counter cannot overflow into
-// its neighbour in the same word.
+// A block counts at most this many samples between flushes, so that a 16-bit counter
+// cannot overflow into its neighbour in the same word.
 constexpr uint32_t kNarrowRun = 65535;
+// Samples per thread and step, their gathers in flight together (2 and 4 measured the same on
+// an H100; 4 needs more registers).
+constexpr int kUnroll = 2;
+
+// n / d for 32-bit n by a multiply-high and a shift (Granlund & Montgomery 1994, the
+// round-up method with the 33-bit sum in 64 bits): exact for every n, computed once per
+// launch for the reference grid's row and plane lengths; a hardware-less 32-bit division
+// costs ~20 instructions a sample, this 4.
+struct FastDiv {
+  uint32_t magic = 1;
+  int shift = 0;
+  FastDiv() = default;
+  explicit FastDiv(uint32_t d) {
+    while ((uint64_t(1) << shift) < d) ++shift;
+    magic = uint32_t(((uint64_t(1) << 32) * ((uint64_t(1) << shift) - d)) / d + 1);
+  }
+  __device__ __forceinline__ uint32_t div(uint32_t n) const {
+    return uint32_t((uint64_t(__umulhi(n, magic)) + n) >> shift);
+  }
+};
+
+// regpipe_common::trilinear with 32-bit offsets (set_moving allows < 2^31 voxels): the same
+// clamps and the same operations, so the same value (as cost_cr_cuda's fused); the shared
+// helper's 64-bit offsets cost ~40 instructions a sample on the GPU.
+__device__ __forceinline__ float trilinear_32(const float* __restrict__ data, const regpipe_common::Grid& g,
+                                              float x, float y, float z) {
+  const int x0 = int(x), y0 = int(y), z0 = int(z);
+  const float fx = x - float(x0), fy = y - float(y0), fz = z - float(z0);
+  const int sy = g.nx, sz = g.nx * g.ny;
+  const int dx = x0 + 1 < g.nx ? 1 : 0;
+  const int dy = y0 + 1 < g.ny ? sy : 0;
+  const int dz = z0 + 1 < g.nz ? sz : 0;
+  const int i = x0 + sy * y0 + sz * z0;
+  const float v000 = __ldg(data + i), v100 = __ldg(data + i + dx);
+  const float v010 = __ldg(data + i + dy), v110 = __ldg(data + i + dy + dx);
+  const float v001 = __ldg(data + i + dz), v101 = __ldg(data + i + dz + dx);
+  const float v011 = __ldg(data + i + dz + dy), v111 = __ldg(data + i + dz + dy + dx);
+  const float c00 = v000 + fx * (v100 - v000);
+  const float c10 = v010 + fx * (v110 - v010);
+  const float c01 = v001 + fx * (v101 - v001);
+  const float c11 = v011 + fx * (v111 - v011);
+  const float c0 = c00 + fy * (c10 - c00);
+  const float c1 = c01 + fy * (c11 - c01);
+  return c0 + fz * (c1 - c0);
+}
+
+struct GridDiv {
+  FastDiv plane, row;  // by nx * ny and by nx
+};
+
+// The joint bin of reference voxel `index` under the map m (in registers), or -1 when it
+// maps outside the moving image or `valid` is false: joint_bin's arithmetic (mi_args.hpp),
+// with the map passed by value so that the shared-memory atomics do not make the compiler
+// reload it, and every load unconditional (a point outside is moved to the first voxel and
+// its bin dropped) so that the compiler can put the gathers of a thread's kUnroll samples in
+// flight together. For a point inside, the same operations on the same values: the same bin.
+__device__ __forceinline__ int joint_bin_of(const MiArgs& a, const GridDiv& d, const volatile double* m,
+                                            uint32_t index, bool valid) {
+  const uint32_t plane = uint32_t(a.ref_grid.nx) * uint32_t(a.ref_grid.ny);
+  const int z = int(d.plane.div(index));
+  const uint32_t rest = index - uint32_t(z) * plane;
+  const int y = int(d.row.div(rest));
+  const int x = int(rest - uint32_t(y) * uint32_t(a.ref_grid.nx));
+  float px = float(m[0] * x + m[1] * y + m[2] * z + m[3]);
+  float py = float(m[4] * x + m[5] * y + m[6] * z + m[7]);
+  float pz = float(m[8] * x + m[9] * y + m[10] * z + m[11]);
+  const bool inside = valid && regpipe_common::inside(a.mov_grid, px, py, pz);
+  if (!inside) px = py = pz = 0.f;
+  const float v = a.nearest ? regpipe_common::nearest(a.mov, a.mov_grid, px, py, pz)
+                            : trilinear_32(a.mov, a.mov_grid, px, py, pz);
+  const int mov_bin = regpipe_common::bin_of(v, a.mov_lo, a.mov_inv_width, a.bins);
+  const int joint = int(__ldg(a.ref_bins + index)) * a.bins + mov_bin;
+  return inside ? joint : -1;
+}
+
+// Adds the block's non-zero counters to joint (one transform's global histogram) and zeroes
+// them; 16-byte shared-memory accesses (the histogram's size is padded to 16 bytes).
+template <bool Narrow>
+__device__ __forceinline__ void flush(uint4* hist, int vectors, unsigned* joint) {
+  for (int v = int(threadIdx.x); v < vectors; v += int(blockDim.x)) {
+    const uint4 q = hist[v];
+    if ((q.x | q.y | q.z | q.w) == 0u) continue;
+    hist[v] = make_uint4(0u, 0u, 0u, 0u);
+    const unsigned word[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int w = 4 * v + j;
+      if (Narrow) {
+        // The padding's words stay zero, so no entry past the histogram is touched.
+        if (word[j] & 0xffffu) atomicAdd(joint + 2 * w, word[j] & 0xffffu);
+        if (word[j] >> 16) atomicAdd(joint + 2 * w + 1, word[j] >> 16);
+      } else if (word[j] != 0u) {
+        atomicAdd(joint + w, word[j]);
+      }
+    }
+  }
+}
 
 // Narrow: two 16-bit counters a 32-bit word (entry e in word e / 2, half e % 2); wide: one.
-template <bool Narrow>
-__global__ void privatised_kernel(MiArgs a, uint32_t voxels, uint32_t run, int first_transform) {
-  extern __shared__ unsigned hist[];
+// ptxas (sm_90, CUDA 13.0, kUnroll 2): 63 registers under __maxnreg__(64), 40 under 40, no
+// spills either way; 96 bytes of static shared memory (the map). Samples [0, total) are transform t = s / voxels, voxel s % voxels.
+template <bool Narrow, int kUnroll, int kRegisters>
+__global__ void __maxnreg__(kRegisters) privatised_kernel(MiArgs a, GridDiv d, uint32_t voxels, uint64_t total,
+                                                           uint32_t segment, int vectors) {
+  extern __shared__ uint4 hist4[];
+  // The transform's map, read from shared memory at each use: kept in registers it would
+  // take 24 of them a thread, which go to more samples in flight instead.
+  __shared__ double map[12];
+  const volatile double* m = map;
+  unsigned* hist = reinterpret_cast<unsigned*>(hist4);
+  for (int v = int(threadIdx.x); v < vectors; v += int(blockDim.x)) hist4[v] = make_uint4(0u, 0u, 0u, 0u);
+  __syncthreads();
+
   const int entries = a.bins * a.bins;
-  const int words = Narrow ? (entries + 1) / 2 : entries;
-  for (int i = int(threadIdx.x); i < words; i += int(blockDim.x)) hist[i] = 0u;
-  __syncthreads();
-
-  const int t = first_transform + int(blockIdx.y);
-  const double* m = a.maps + 12 * std::size_t(t);
-  const uint32_t begin = blockIdx.x * run;
-  const uint32_t end = min(begin + run, voxels);
   const unsigned lane = threadIdx.x & 31u;
-  // Every lane runs the same iterations (block-uniform bound) so the warp votes together.
-  for (uint32_t base = begin; base < end; base += blockDim.x) {
-    const uint32_t i = base + threadIdx.x;
-    const int bin = i < end ? joint_bin(a, m, i) : -1;
-    const unsigned peers = __match_any_sync(0xffffffffu, bin);
-    if (bin < 0 || lane != unsigned(__ffs(peers) - 1)) continue;
-    const unsigned count = unsigned(__popc(peers));
-    if (Narrow)
-      atomicAdd(hist + bin / 2, count << (16 * (bin & 1)));
-    else
-      atomicAdd(hist + bin, count);
-  }
-  __syncthreads();
-
-  unsigned* joint = a.joint + std::size_t(t) * std::size_t(entries);
-  for (int w = int(threadIdx.x); w < words; w += int(blockDim.x)) {
-    const unsigned word = hist[w];
-    if (word == 0u) continue;
-    if (Narrow) {
-      if (word & 0xffffu) atomicAdd(joint + 2 * w, word & 0xffffu);
-      if (word >> 16) atomicAdd(joint + 2 * w + 1, word >> 16);
-    } else {
-      atomicAdd(joint + w, word);
+  const uint32_t step = uint32_t(kUnroll) * blockDim.x;
+  for (uint64_t first = uint64_t(blockIdx.x) * segment; first < total; first += uint64_t(gridDim.x) * segment) {
+    const uint64_t last = min(first + segment, total);
+    // The segment in pieces of one transform each (a short segment can span several).
+    for (uint64_t s = first; s < last;) {
+      const uint64_t t = s / voxels;
+      const uint32_t begin = uint32_t(s - t * voxels);
+      const uint32_t end = uint32_t(min(uint64_t(voxels), uint64_t(begin) + (last - s)));
+      if (threadIdx.x < 12) map[threadIdx.x] = __ldg(a.maps + 12 * t + threadIdx.x);
+      __syncthreads();
+      // Every lane runs the same iterations (block-uniform bounds) so the warp votes together.
+      for (uint32_t base = begin; base < end; base += step) {
+        int bin[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const uint32_t i = base + uint32_t(u) * blockDim.x + threadIdx.x;
+          bin[u] = joint_bin_of(a, d, m, i < end ? i : begin, i < end);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const unsigned peers = __match_any_sync(0xffffffffu, bin[u]);
+          if (bin[u] < 0 || lane != unsigned(__ffs(peers) - 1)) continue;
+          const unsigned count = unsigned(__popc(peers));
+          if (Narrow)
+            atomicAdd(hist + bin[u] / 2, count << (16 * (bin[u] & 1)));
+          else
+            atomicAdd(hist + bin[u], count);
+        }
+      }
+      __syncthreads();
+      flush<Narrow>(hist4, vectors, a.joint + t * uint64_t(entries));
+      __syncthreads();
+      s += end - begin;
     }
   }
 }
@@ -66,29 +188,63 @@ bool narrow(int bins, std::size_t shared_per_block) {
 
 std::size_t privatised_shared_bytes(int bins, int, std::size_t shared_per_block) {
   const std::size_t entries = std::size_t(bins) * std::size_t(bins);
-  const std::size_t bytes =
-      narrow(bins, shared_per_block) ? (entries + 1) / 2 * sizeof(unsigned) : entries * sizeof(unsigned);
+  const std::size_t words = narrow(bins, shared_per_block) ? (entries + 1) / 2 : entries;
+  const std::size_t bytes = (words + 3) / 4 * sizeof(uint4);
   return bytes <= shared_per_block ? bytes : 0;
 }
+
+namespace {
+
+using Kernel = void (*)(MiArgs, GridDiv, uint32_t, uint64_t, uint32_t, int);
+
+template <int kRegisters>
+Kernel pick(bool is_narrow) {
+  return is_narrow ? privatised_kernel<true, kUnroll, kRegisters> : privatised_kernel<false, kUnroll, kRegisters>;
+}
+
+}  // namespace
 
 void run_privatised(const SchemeLaunch& l) {
   const bool is_narrow = narrow(l.args.bins, l.shared_per_block);
   const std::size_t bytes = privatised_shared_bytes(l.args.bins, l.threads_per_block, l.shared_per_block);
-  const auto kernel = is_narrow ? privatised_kernel<true> : privatised_kernel<false>;
+  // Registers: 40 a thread (1536 threads an SM) when an SM holds two or more histograms, 64
+  // when it holds one (256 x 256 bins): its block has at most 1024 threads whatever their
+  // registers, so they go to keeping the samples' values in flight. Measured on an H100
+  // (README): 40 is ~15% faster than 64 at k=1 up to 128 x 128 bins, and 5% slower at 256 x 256.
+  int by_shared = 0;
+  RP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&by_shared, pick<40>(is_narrow), 32, bytes));
+  const Kernel kernel = by_shared >= 2 ? pick<40>(is_narrow) : pick<64>(is_narrow);
   RP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-  // Runs short enough for 16-bit counters and numerous enough that the k transforms together
-  // give every SM a few blocks; no shorter than a block's width.
-  const uint32_t voxels = l.voxel_count;
-  const std::size_t wanted = std::max<std::size_t>(1, std::size_t(4 * l.sm_count) / l.k);
-  uint32_t run = uint32_t(std::min<std::size_t>(kNarrowRun, (voxels + wanted - 1) / wanted));
-  run = std::max<uint32_t>(run, uint32_t(l.threads_per_block));
-  const unsigned blocks_x = (voxels + run - 1) / run;
-  constexpr std::size_t kMaxGridY = 65535;
-  for (std::size_t first = 0; first < l.k; first += kMaxGridY) {
-    const unsigned batch = unsigned(std::min(kMaxGridY, l.k - first));
-    kernel<<<dim3(blocks_x, batch), l.threads_per_block, bytes, l.stream>>>(l.args, voxels, run, int(first));
-    RP_CUDA_CHECK_LAUNCH("privatised_kernel");
+  // The block size that lets an SM run the most threads (registers and histograms decide):
+  // threads_per_block or a multiple of it; 256 x 256 bins: one block of 1024 threads.
+  int threads = l.threads_per_block, resident = 0, best = 0;
+  for (int t = l.threads_per_block; t <= 1024; t += l.threads_per_block) {
+    int blocks = 0;
+    RP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, t, bytes));
+    if (blocks * t > best) {
+      best = blocks * t;
+      threads = t;
+      resident = blocks;
+    }
   }
+  if (resident < 1)
+    throw rp::Error(RP_DEVICE, "privatised: no block of " + std::to_string(l.threads_per_block) + " threads with " +
+                                   std::to_string(bytes) + " bytes of shared memory fits on the device");
+
+  // Whole waves of equal segments, each at most kNarrowRun samples; fewer blocks when the
+  // samples are too few to pay for zeroing and flushing a histogram each (at least 8 steps).
+  const uint64_t total = uint64_t(l.voxel_count) * uint64_t(l.k);
+  const int vectors = int(bytes / sizeof(uint4));
+  const uint64_t smallest = uint64_t(8 * kUnroll * threads);
+  uint64_t blocks = uint64_t(resident) * uint64_t(l.sm_count);
+  blocks = std::max<uint64_t>(1, std::min(blocks, (total + smallest - 1) / smallest));
+  const uint64_t rounds = (total + blocks * kNarrowRun - 1) / (blocks * kNarrowRun);
+  const uint64_t segments = blocks * rounds;
+  const uint32_t segment = uint32_t((total + segments - 1) / segments);
+  const GridDiv d{FastDiv(uint32_t(l.args.ref_grid.nx) * uint32_t(l.args.ref_grid.ny)),
+                  FastDiv(uint32_t(l.args.ref_grid.nx))};
+  kernel<<<unsigned(blocks), threads, bytes, l.stream>>>(l.args, d, l.voxel_count, total, segment, vectors);
+  RP_CUDA_CHECK_LAUNCH("privatised_kernel");
 }
 
 }  // namespace regpipe::cost_mi_cuda
