@@ -99,6 +99,12 @@ TEST_F(BatchTest, RegistersEveryMovingImageToItsTruth) {
   EXPECT_GT(summary["seconds_total"].get<double>(), 0.0);
   EXPECT_GT(summary["registrations_per_minute"].get<double>(), 0.0);
   EXPECT_GT(summary["seconds_reference_preparation"].get<double>(), 0.0);
+  double phase_sum = 0.0;  // where the time went, summed over the images
+  for (const char* phase : {"seconds_reading", "seconds_registration", "seconds_writing"}) {
+    EXPECT_GT(summary[phase].get<double>(), 0.0) << phase;
+    phase_sum += summary[phase].get<double>();
+  }
+  EXPECT_LE(phase_sum, summary["seconds_total"].get<double>());
   ASSERT_EQ(report["images"].size(), 3u);
   for (size_t i = 0; i < 3; ++i) {  // sorted by path: the cases' order
     const nlohmann::json& image = report["images"][i];
@@ -106,10 +112,16 @@ TEST_F(BatchTest, RegistersEveryMovingImageToItsTruth) {
     EXPECT_EQ(image["status"], "ok");
     EXPECT_TRUE(image["error"].is_null());
     EXPECT_GT(image["seconds"].get<double>(), 0.0);
+    for (const char* phase : {"seconds_reading", "seconds_registration", "seconds_writing"})
+      EXPECT_GT(image[phase].get<double>(), 0.0) << phase;
+    EXPECT_LE(image["seconds_reading"].get<double>() + image["seconds_registration"].get<double>() +
+                  image["seconds_writing"].get<double>(),
+              image["seconds"].get<double>());
     EXPECT_TRUE(image["final_cost"].is_number());
     EXPECT_EQ(fs::path(image["outputs"].get<std::string>()), result() / kCases[i].name);
   }
   EXPECT_NE(out.find("[3/3]"), std::string::npos) << out;  // one line per image
+  EXPECT_NE(out.find("(reading "), std::string::npos) << out;  // with its phases
   EXPECT_NE(out.find("3 images, 0 failed"), std::string::npos) << out;
 }
 
@@ -128,6 +140,8 @@ TEST_F(BatchTest, ACorruptImageFailsOnlyItself) {
   EXPECT_EQ(bad["status"], "failed");
   EXPECT_NE(bad["error"].get<std::string>().find("scan_bad.nii.gz"), std::string::npos) << bad.dump();
   EXPECT_TRUE(bad["outputs"].is_null());
+  for (const char* phase : {"seconds_reading", "seconds_registration", "seconds_writing"})
+    EXPECT_TRUE(bad[phase].is_null()) << phase << ": the read failed, nothing was timed";
   EXPECT_FALSE(fs::exists(result() / "scan_bad"));
 }
 

@@ -161,6 +161,7 @@ TEST(ImageIo, Mni152RadiologicalStorageAndInt16) {
   EXPECT_LT((image.voxel_to_world - expected).cwiseAbs().maxCoeff(), 1e-9);
   EXPECT_EQ(image.at(45, 60, 40), 4433.0f);
   EXPECT_EQ(image.at(50, 70, 30), 6838.0f);
+  EXPECT_EQ(image.file_type, regpipe::VoxelType::int16);
 }
 
 TEST(ImageIo, AppliesNiftiSlopeAndInterceptAndUsesSform) {
@@ -184,9 +185,32 @@ TEST(ImageIo, AppliesNiftiSlopeAndInterceptAndUsesSform) {
   ASSERT_EQ(image.dims, (std::array<uint32_t, 3>{3, 4, 5}));
   for (size_t i = 0; i < stored.size(); ++i)
     ASSERT_FLOAT_EQ(image.data[i], 2.5f * float(stored[i]) - 10.0f) << "voxel " << i;
+  // Scaled integers are not integers: ITK reports float, and so does file_type.
+  EXPECT_EQ(image.file_type, regpipe::VoxelType::float32);
   const Eigen::Matrix4d expected =
       ras_to_lps(affine_rows({2, 0, 0, 10, 0, 3, 0, -20, 0, 0, 4, 30}));
   EXPECT_LT((image.voxel_to_world - expected).cwiseAbs().maxCoeff(), 1e-9);
+}
+
+TEST(ImageIo, KeepsTheFileTypeOfUnscaledIntegers) {
+  TempDir dir;
+  RawNifti nifti;
+  nifti.dim = {3, 4, 5};
+  for (const float slope : {0.0f, 1.0f}) {  // 0: no scaling; 1 with intercept 0: none either
+    nifti.slope = slope;
+    nifti.datatype = 2, nifti.bitpix = 8;
+    nifti.payload = bytes_of(std::vector<uint8_t>(60, 200));
+    nifti.write(dir / "u8.nii");
+    const Image u8 = read_image(dir / "u8.nii");
+    EXPECT_EQ(u8.file_type, regpipe::VoxelType::uint8) << "slope " << slope;
+    EXPECT_EQ(u8.data[7], 200.0f);
+    nifti.datatype = 4, nifti.bitpix = 16;
+    nifti.payload = bytes_of(std::vector<int16_t>(60, -300));
+    nifti.write(dir / "i16.nii");
+    const Image i16 = read_image(dir / "i16.nii");
+    EXPECT_EQ(i16.file_type, regpipe::VoxelType::int16) << "slope " << slope;
+    EXPECT_EQ(i16.data[7], -300.0f);
+  }
 }
 
 TEST(ImageIo, ReadsLegacyAnalyzeWithFslOrientation) {

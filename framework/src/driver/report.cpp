@@ -24,7 +24,8 @@ nlohmann::json image_json(const ImageInput& in, const Image& image) {
 
 nlohmann::json make_report(const Pipeline& pipeline, const RegistrationImages& images,
                            const RegistrationResult& result, const Eigen::Matrix4d& fsl_matrix,
-                           const std::optional<RunEvaluation>& evaluation, double total_seconds) {
+                           const std::optional<RunEvaluation>& evaluation, const PhaseSeconds& phases,
+                           double total_seconds) {
   nlohmann::json report;
   report["regpipe_version"] = REGPIPE_VERSION;
   report["abi"] = std::to_string(RP_ABI_MAJOR) + "." + std::to_string(RP_ABI_MINOR);
@@ -56,7 +57,11 @@ nlohmann::json make_report(const Pipeline& pipeline, const RegistrationImages& i
                       {"centre_mm", {result.centre[0], result.centre[1], result.centre[2]}},
                       {"reference_to_moving_world_lps", matrix_json(result.ref_to_mov)},
                       {"fsl_matrix", matrix_json(fsl_matrix)}};
-  report["seconds"] = {{"loading", result.seconds_loading},
+  // reading + registration + writing (+ the report itself) make the total; pyramid and
+  // search are parts of registration.
+  report["seconds"] = {{"reading", phases.reading},
+                       {"registration", phases.registration},
+                       {"writing", phases.writing},
                        {"pyramid", result.seconds_pyramid},
                        {"search", result.seconds_search},
                        {"total", total_seconds}};

@@ -22,17 +22,19 @@ double seconds_since(Clock::time_point t) {
 }
 
 // One moving image registered to the prepared reference into `one.outputs.dir`; returns
-// its final cost. Throws as register_images does.
+// its final cost and fills `phases` as it goes. Throws as register_images does.
 double register_one(const Pipeline& one, RegistrationImages& images,
                     const PreparedReference& reference, RegistrationComponents& components,
-                    const PluginHost& plugins, HostServices& services) {
+                    const PluginHost& plugins, HostServices& services, PhaseSeconds& phases) {
   const auto start = Clock::now();
   load_moving(one.inputs, one.inputs.moving.front(), images);
-  const double loading = seconds_since(start);
+  phases.reading = seconds_since(start);
   prepare_output_dir(one.outputs.dir);  // after the read: an unreadable image leaves no folder
+  const auto registration_start = Clock::now();
   RegistrationResult result = register_images(one, images, reference, components, services);
-  result.seconds_loading = loading;
-  write_outputs(one, images, result, plugins, services, start);
+  phases.registration = seconds_since(registration_start);
+  result.seconds_loading = phases.reading;
+  write_outputs(one, images, result, plugins, services, start, phases);
   return result.final_cost;
 }
 
@@ -49,6 +51,7 @@ size_t run_batch(const Pipeline& p, const PluginHost& plugins, HostServices& ser
 
   nlohmann::json results = nlohmann::json::array();
   size_t failures = 0;
+  PhaseSeconds sums{0.0, 0.0, 0.0};  // over the images registered
   const size_t n = p.inputs.moving.size();
   for (size_t i = 0; i < n; ++i) {
     const ImageInput& moving = p.inputs.moving[i];
@@ -62,8 +65,9 @@ size_t run_batch(const Pipeline& p, const PluginHost& plugins, HostServices& ser
       entry["error"] = e.what();
       entry["final_cost"] = nullptr;
     };
+    PhaseSeconds phases;
     try {
-      const double cost = register_one(one, images, reference, components, plugins, services);
+      const double cost = register_one(one, images, reference, components, plugins, services, phases);
       entry["status"] = "ok";
       entry["error"] = nullptr;
       entry["final_cost"] = cost;
@@ -74,15 +78,25 @@ size_t run_batch(const Pipeline& p, const PluginHost& plugins, HostServices& ser
       failed(e);
     }
     entry["seconds"] = seconds_since(image_start);
+    // Where the time went (null: not reached); NaN is JSON's null in nlohmann's dump.
+    entry["seconds_reading"] = phases.reading;
+    entry["seconds_registration"] = phases.registration;
+    entry["seconds_writing"] = phases.writing;
     const bool ok = entry["status"] == "ok";
     if (!ok) {
       ++failures;
       entry["outputs"] = nullptr;
+    } else {
+      sums.reading += phases.reading;
+      sums.registration += phases.registration;
+      sums.writing += phases.writing;
     }
     if (ok)
-      std::printf("[%zu/%zu] %s: ok, cost %.6f, %.3f s -> %s\n", i + 1, n, moving.path.c_str(),
-                  entry["final_cost"].get<double>(), entry["seconds"].get<double>(),
-                  one.outputs.dir.c_str());
+      std::printf("[%zu/%zu] %s: ok, cost %.6f, %.3f s (reading %.3f, registration %.3f, "
+                  "writing %.3f) -> %s\n",
+                  i + 1, n, moving.path.c_str(), entry["final_cost"].get<double>(),
+                  entry["seconds"].get<double>(), phases.reading, phases.registration,
+                  phases.writing, one.outputs.dir.c_str());
     else
       std::printf("[%zu/%zu] %s: FAILED: %s\n", i + 1, n, moving.path.c_str(),
                   entry["error"].get<std::string>().c_str());
@@ -98,7 +112,11 @@ size_t run_batch(const Pipeline& p, const PluginHost& plugins, HostServices& ser
       {"seconds_total", total},
       {"registrations_per_minute", total > 0.0 ? 60.0 * double(registered) / total : 0.0},
       // Paid once here; without batch mode every image would pay it again.
-      {"seconds_reference_preparation", reference.seconds}};
+      {"seconds_reference_preparation", reference.seconds},
+      // Summed over the images registered: where the batch's time went.
+      {"seconds_reading", sums.reading},
+      {"seconds_registration", sums.registration},
+      {"seconds_writing", sums.writing}};
   const nlohmann::json report = {{"regpipe_version", REGPIPE_VERSION},
                                  {"pipeline", p.source.string()},
                                  {"reference", p.inputs.reference.path.string()},

@@ -3,6 +3,8 @@
 
 #include <regpipe/host/driver.hpp>
 
+#include "driver/report.hpp"
+
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -13,10 +15,12 @@ namespace regpipe {
 void prepare_output_dir(const std::filesystem::path& dir);
 
 // Writes the pipeline's outputs (transforms, registered image, QA picture, report.json, each
-// atomically) into p.outputs.dir. `start` is when the run began (the report's total time).
-// Returns the mean displacement error against evaluation.truth when the pipeline has one.
+// atomically) into p.outputs.dir. `start` is when the run began (the report's total time);
+// `phases` brings the reading and registration times and gets the writing time. Returns the
+// mean displacement error against evaluation.truth when the pipeline has one.
 std::optional<double> write_outputs(const Pipeline& p, const RegistrationImages& images,
                                     const RegistrationResult& result, const PluginHost& plugins,
-                                    HostServices& services, std::chrono::steady_clock::time_point start);
+                                    HostServices& services, std::chrono::steady_clock::time_point start,
+                                    PhaseSeconds& phases);
 
 }  // namespace regpipe

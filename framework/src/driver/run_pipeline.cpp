@@ -66,6 +66,12 @@ Image registered_image(const Pipeline& p, const RegistrationImages& images,
   return out;
 }
 
+// outputs.datatype: "moving" is the moving image file's type (FLIRT's default).
+VoxelType registered_image_type(const Pipeline& p, const RegistrationImages& images) {
+  if (p.outputs.datatype == "moving") return images.moving.file_type;
+  return voxel_type_from_name(p.outputs.datatype).value_or(VoxelType::float32);
+}
+
 }  // namespace
 
 float foreground_threshold(const Image& image) {
@@ -77,7 +83,9 @@ float foreground_threshold(const Image& image) {
 
 std::optional<double> write_outputs(const Pipeline& p, const RegistrationImages& images,
                                     const RegistrationResult& result, const PluginHost& plugins,
-                                    HostServices& services, std::chrono::steady_clock::time_point start) {
+                                    HostServices& services, std::chrono::steady_clock::time_point start,
+                                    PhaseSeconds& phases) {
+  const auto writing_start = std::chrono::steady_clock::now();
   const Eigen::Matrix4d fsl = to_fsl_matrix(result.ref_to_mov, images.reference, images.moving);
   const fs::path base = p.outputs.dir / p.outputs.prefix;
   if (p.outputs.transforms) {
@@ -88,9 +96,11 @@ std::optional<double> write_outputs(const Pipeline& p, const RegistrationImages&
   if (p.outputs.registered_image || p.outputs.qa_png) {
     const Image registered = registered_image(p, images, result.ref_to_mov, plugins, services);
     if (p.outputs.registered_image)
-      write_image(registered, base.string() + "registered" + p.outputs.image_format);
+      write_image(registered, base.string() + "registered" + p.outputs.image_format,
+                  registered_image_type(p, images));
     if (p.outputs.qa_png) write_png(make_qa_picture(images.reference, registered), base.string() + "qa.png");
   }
+  phases.writing = std::chrono::duration<double>(std::chrono::steady_clock::now() - writing_start).count();
 
   std::optional<RunEvaluation> evaluation;
   if (p.evaluation.truth) {
@@ -101,7 +111,7 @@ std::optional<double> write_outputs(const Pipeline& p, const RegistrationImages&
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (p.outputs.report)
     write_text_atomically(base.string() + "report.json",
-                          make_report(p, images, result, fsl, evaluation, total).dump(2) + "\n");
+                          make_report(p, images, result, fsl, evaluation, phases, total).dump(2) + "\n");
   if (!evaluation) return std::nullopt;
   return evaluation->mean_displacement_mm;
 }
@@ -117,10 +127,14 @@ RegistrationResult run_pipeline(const Pipeline& p, const PluginHost& plugins, Ho
   RegistrationComponents components = create_registration_components(p, plugins, services);
   const auto loading_start = Clock::now();
   RegistrationImages images = load_images(p.inputs);
-  const double loading = std::chrono::duration<double>(Clock::now() - loading_start).count();
+  PhaseSeconds phases;
+  phases.reading = std::chrono::duration<double>(Clock::now() - loading_start).count();
+  const auto registration_start = Clock::now();
   RegistrationResult result = register_images(p, images, components, services);
-  result.seconds_loading = loading;
-  const std::optional<double> error_mm = write_outputs(p, images, result, plugins, services, start);
+  phases.registration = std::chrono::duration<double>(Clock::now() - registration_start).count();
+  result.seconds_loading = phases.reading;
+  const std::optional<double> error_mm =
+      write_outputs(p, images, result, plugins, services, start, phases);
   const double total = std::chrono::duration<double>(Clock::now() - start).count();
 
   for (const auto& c : result.components)
@@ -129,7 +143,9 @@ RegistrationResult run_pipeline(const Pipeline& p, const PluginHost& plugins, Ho
   for (const auto& s : result.stages)
     std::printf("  %-40s %8lld evaluations  best cost %.6f  %.3f s\n", s.name.c_str(), s.evaluations,
                 s.best_cost, s.seconds);
-  std::printf("total %.3f s (search %.3f s); outputs in %s\n", total, result.seconds_search,
+  std::printf("total %.3f s (reading %.3f s, registration %.3f s of which search %.3f s, "
+              "writing %.3f s); outputs in %s\n",
+              total, phases.reading, phases.registration, result.seconds_search, phases.writing,
               p.outputs.dir.c_str());
   if (error_mm) std::printf("mean displacement error against the truth: %.4f mm\n", *error_mm);
   return result;

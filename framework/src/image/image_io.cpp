@@ -1,5 +1,6 @@
 // Image files through ITK. The only file that includes ITK headers: everything else sees
-// regpipe::Image (float32, voxel -> LPS world), which is also ITK's physical frame.
+// regpipe::Image (float32, voxel -> LPS world), which is also ITK's physical frame; files
+// are written in the voxel type the caller asks for.
 #include <regpipe/host/atomic_file.hpp>
 #include <regpipe/host/error.hpp>
 #include <regpipe/host/image.hpp>
@@ -22,11 +23,14 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <mutex>
 #include <regex>
 #include <string>
+#include <type_traits>
 
 namespace fs = std::filesystem;
 
@@ -148,6 +152,22 @@ Volume::Pointer read_one_volume_of_series(const itk::ImageIOBase::Pointer& io, c
   return extract->GetOutput();
 }
 
+// The type the file stores. ITK's NIfTI reader already reports a file whose scl_slope /
+// scl_inter scale its integers as float (the scaled values are not integers).
+VoxelType file_type_of(const itk::ImageIOBase& io) {
+  using C = itk::IOComponentEnum;
+  switch (io.GetComponentType()) {
+    case C::UCHAR: return VoxelType::uint8;
+    case C::CHAR: return VoxelType::int8;
+    case C::USHORT: return VoxelType::uint16;
+    case C::SHORT: return VoxelType::int16;
+    case C::UINT: return sizeof(unsigned) == 4 ? VoxelType::uint32 : VoxelType::float64;
+    case C::INT: return sizeof(int) == 4 ? VoxelType::int32 : VoxelType::float64;
+    case C::FLOAT: return VoxelType::float32;
+    default: return VoxelType::float64;  // double and 64-bit integers
+  }
+}
+
 Image to_image(const Volume& volume, const fs::path& path) {
   Image image;
   const auto size = volume.GetLargestPossibleRegion().GetSize();
@@ -170,7 +190,23 @@ Image to_image(const Volume& volume, const fs::path& path) {
   return image;
 }
 
-Volume::Pointer to_itk(const Image& image, const fs::path& path) {
+// A float voxel in type T: integers rounded to nearest and clamped to T's range (a registered
+// image's B-spline or sinc interpolation overshoots the input's range), NaN as 0.
+template <class T>
+T stored_value(float v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return T(v);
+  } else {
+    if (std::isnan(v)) return T(0);
+    const double r = std::round(double(v));
+    if (r <= double(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+    if (r >= double(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return T(r);
+  }
+}
+
+template <class T>
+typename itk::Image<T, 3>::Pointer to_itk(const Image& image, const fs::path& path) {
   const Eigen::Matrix3d linear = image.voxel_to_world.topLeftCorner<3, 3>();
   const Eigen::Vector3d spacing = image.spacing();
   if (!(spacing.minCoeff() > 0.0))
@@ -188,11 +224,12 @@ Volume::Pointer to_itk(const Image& image, const fs::path& path) {
                     std::to_string(image.data.size()) + " values for " +
                     std::to_string(image.voxel_count()) + " voxels");
 
-  auto volume = Volume::New();
-  Volume::RegionType region;
-  Volume::SpacingType itk_spacing;
-  Volume::PointType origin;
-  Volume::DirectionType itk_direction;
+  using Out = itk::Image<T, 3>;
+  auto volume = Out::New();
+  typename Out::RegionType region;
+  typename Out::SpacingType itk_spacing;
+  typename Out::PointType origin;
+  typename Out::DirectionType itk_direction;
   for (unsigned r = 0; r < 3; ++r) {
     region.SetSize(r, image.dims[r]);
     itk_spacing[r] = spacing[r];
@@ -204,7 +241,7 @@ Volume::Pointer to_itk(const Image& image, const fs::path& path) {
   volume->SetOrigin(origin);
   volume->SetDirection(itk_direction);
   volume->Allocate();
-  std::copy(image.data.begin(), image.data.end(), volume->GetBufferPointer());
+  std::transform(image.data.begin(), image.data.end(), volume->GetBufferPointer(), stored_value<T>);
   return volume;
 }
 
@@ -252,21 +289,25 @@ Image read_image(const fs::path& path, const ReadOptions& options) {
     const Volume::Pointer volume_image = io->GetNumberOfDimensions() == 3
                                              ? read_volume(io, path)
                                              : read_one_volume_of_series(io, path, volume);
-    return to_image(*volume_image, path);
+    Image image = to_image(*volume_image, path);
+    image.file_type = file_type_of(*io);
+    return image;
   } catch (const itk::ExceptionObject& e) {
     throw read_error(path, reason_of(e));
   }
 }
 
-void write_image(const Image& image, const fs::path& path) {
-  register_formats();
-  const std::vector<std::string> companions = companions_for_writing(path);
-  const Volume::Pointer volume = to_itk(image, path);
+namespace {
+
+template <class T>
+void write_as(const Image& image, const fs::path& path, const std::vector<std::string>& companions) {
+  using Out = itk::Image<T, 3>;
+  const typename Out::Pointer volume = to_itk<T>(image, path);
   write_atomically(path, companions, [&](const fs::path& tmp) {
     itk::ImageIOBase::Pointer io =
         itk::ImageIOFactory::CreateImageIO(tmp.c_str(), itk::IOFileModeEnum::WriteMode);
     if (!io) throw UserError("cannot write '" + path.string() + "': no ITK writer for it");
-    auto writer = itk::ImageFileWriter<Volume>::New();
+    auto writer = itk::ImageFileWriter<Out>::New();
     writer->SetImageIO(io);
     writer->SetFileName(tmp.string());
     writer->SetInput(volume);
@@ -284,6 +325,24 @@ void write_image(const Image& image, const fs::path& path) {
       throw UserError("cannot write '" + path.string() + "': the written file is incomplete (" +
                       *reason + "); is the disk full?");
   });
+}
+
+}  // namespace
+
+void write_image(const Image& image, const fs::path& path, VoxelType type) {
+  register_formats();
+  const std::vector<std::string> companions = companions_for_writing(path);
+  switch (type) {
+    case VoxelType::uint8: return write_as<uint8_t>(image, path, companions);
+    case VoxelType::int8: return write_as<int8_t>(image, path, companions);
+    case VoxelType::uint16: return write_as<uint16_t>(image, path, companions);
+    case VoxelType::int16: return write_as<int16_t>(image, path, companions);
+    case VoxelType::uint32: return write_as<uint32_t>(image, path, companions);
+    case VoxelType::int32: return write_as<int32_t>(image, path, companions);
+    case VoxelType::float32: return write_as<float>(image, path, companions);
+    case VoxelType::float64: return write_as<double>(image, path, companions);
+  }
+  throw UserError("cannot write '" + path.string() + "': unknown voxel type");
 }
 
 }  // namespace regpipe

@@ -1,4 +1,5 @@
 #include <regpipe/host/error.hpp>
+#include <regpipe/host/image.hpp>
 #include <regpipe/host/pipeline.hpp>
 
 #include "pipeline/component_yaml.hpp"
@@ -217,6 +218,11 @@ void read_outputs(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
   });
   with_child(out, "image_format", [&](const YAML::Node& n) {
     read_choice(ctx, n, "outputs.image_format", {".nii.gz", ".nii", ".nrrd", ".mha"}, &o.image_format);
+  });
+  with_child(out, "datatype", [&](const YAML::Node& n) {
+    std::vector<std::string> choices{"moving"};
+    for (const auto& name : voxel_type_names()) choices.push_back(name);
+    read_choice(ctx, n, "outputs.datatype", choices, &o.datatype);
   });
 }
 

@@ -52,6 +52,14 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
        "Interpolation of the registered image."},
       {"outputs.image_format", "one of .nii.gz, .nii, .nrrd, .mha", ".nii.gz",
        "File format of the registered image."},
+      {"outputs.datatype", "one of moving, uint8, int8, uint16, int16, uint32, int32, float32, float64",
+       "moving",
+       "Voxel type of the registered image: `moving` writes the moving image file's type (FLIRT's "
+       "default; a NIfTI file scaled by scl_slope/scl_inter counts as float32), integer types "
+       "round each value to nearest and clamp it to the type's range (B-spline and sinc "
+       "interpolation overshoot). float32 data compresses slowly and poorly: chris_PD registered "
+       "onto chris_t1's 188x256x190 grid took 1.4 s to resample and write as a float32 .nii.gz "
+       "(25 MB) and 0.55 s as its own uint8 (3.6 MB) on 2 CPU cores."},
       {"outputs.report", "bool", "true", "Write report.json (per level: evaluations, cost, time)."},
       {"outputs.qa_png", "bool", "false",
        "Write qa.png: the reference's edges in colour over the registered image, three mid slices."},

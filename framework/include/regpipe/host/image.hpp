@@ -8,14 +8,28 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace regpipe {
+
+// A voxel data type of image files (NIfTI's datatype, ITK's component type).
+enum class VoxelType { uint8, int8, uint16, int16, uint32, int32, float32, float64 };
+
+// "uint8", "int16", "float32", ...: the names outputs.datatype takes.
+const char* voxel_type_name(VoxelType type);
+std::optional<VoxelType> voxel_type_from_name(const std::string& name);
+const std::vector<std::string>& voxel_type_names();
 
 struct Image {
   std::array<uint32_t, 3> dims{0, 0, 0};
   Eigen::Matrix4d voxel_to_world = Eigen::Matrix4d::Identity();  // LPS millimetres
   std::vector<float> data;                                       // x fastest
+  // The data type of the file it was read from (float32 for an image made in memory):
+  // what `outputs.datatype: moving` writes the registered image as. A NIfTI file whose
+  // scl_slope/scl_inter scale its integers reads as float32 (ITK reports it so), since the
+  // scaled values are not integers; 64-bit integers read as float64.
+  VoxelType file_type = VoxelType::float32;
 
   size_t voxel_count() const { return size_t(dims[0]) * dims[1] * dims[2]; }
   // Voxel sizes in mm (column norms of the linear part).
@@ -33,17 +47,19 @@ struct ReadOptions {
 };
 
 // Reads NIfTI (.nii, .nii.gz), Analyze 7.5 (.hdr/.img), MetaImage (.mha/.mhd) or NRRD
-// (.nrrd/.nhdr) through ITK; any scalar type becomes float32 (NIfTI scl_slope/inter applied);
-// orientation and anisotropic voxels are kept in voxel_to_world (legacy Analyze is read the
-// way FSL reads it). Throws UserError naming the path and the reason: missing, not an image,
+// (.nrrd/.nhdr) through ITK; any scalar type becomes float32 (NIfTI scl_slope/inter applied),
+// the file's type kept in file_type; orientation and anisotropic voxels are kept in
+// voxel_to_world (legacy Analyze is read the way FSL reads it). Throws UserError naming the path and the reason: missing, not an image,
 // truncated or corrupt data, vector/RGB pixels, 4D without a volume index (or one out of
 // range), 2D or 5D and more.
 Image read_image(const std::filesystem::path& path, const ReadOptions& options = {});
 
-// Writes float32 in the format named by the extension (.nii.gz, .nii, .hdr with its .img,
-// .mha, .nrrd), atomically (temporary file in the same folder, then rename): on failure no
-// partial file is left. Throws UserError naming the path: another extension, a missing or
+// Writes the image as `type` (integer types: each value rounded to nearest and clamped to the
+// type's range, NaN as 0) in the format named by the extension (.nii.gz, .nii, .hdr with its
+// .img, .mha, .nrrd), atomically (temporary file in the same folder, then rename): on failure
+// no partial file is left. Throws UserError naming the path: another extension, a missing or
 // unwritable folder, a sheared grid (image files store orthogonal voxel axes), a failed write.
-void write_image(const Image& image, const std::filesystem::path& path);
+void write_image(const Image& image, const std::filesystem::path& path,
+                 VoxelType type = VoxelType::float32);
 
 }  // namespace regpipe

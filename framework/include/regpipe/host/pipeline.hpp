@@ -64,6 +64,7 @@ struct PipelineOutputs {
   bool registered_image = true;
   std::string interpolation = "bspline"; // for the registered image
   std::string image_format = ".nii.gz";
+  std::string datatype = "moving";    // of the registered image: the moving file's, or a VoxelType name
   bool report = true;
   bool qa_png = false;                // qa.png: reference edges over the registered image
 };
