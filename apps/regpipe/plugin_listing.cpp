@@ -26,6 +26,12 @@ std::string domain(const ParamSchema& p) {
   return s.str();
 }
 
+// The optimizer's DOF line ("" for other kinds): declared since ABI 1.2, any before.
+std::string dof_text(const Component& c) {
+  if (c.kind != RP_KIND_OPTIMIZER) return "";
+  return c.supported_dof == RP_DOF_ANY ? "any DOF" : "DOF " + dof_list(c.supported_dof);
+}
+
 }  // namespace
 
 std::string components_text(const PluginHost& host) {
@@ -34,6 +40,7 @@ std::string components_text(const PluginHost& host) {
     out << kind_name(c.kind) << "  " << c.id << "  " << c.version << "  (" << c.name << ")\n"
         << "    library: " << c.library.string() << "\n"
         << "    " << c.description << "\n";
+    if (!dof_text(c).empty()) out << "    supports " << dof_text(c) << "\n";
     for (const auto& p : c.params)
       out << "    - " << p.name << " (" << type_name(p.type) << ", default " << p.default_value
           << (domain(p).empty() ? "" : ", " + domain(p)) << "): " << p.doc << "\n";
@@ -63,6 +70,13 @@ nlohmann::json components_json(const PluginHost& host) {
                     {"version", c.version}, {"description", c.description},
                     {"library", c.library.string()}, {"library_version", c.library_version},
                     {"abi_minor", c.abi_minor}, {"params", params}});
+    if (c.kind == RP_KIND_OPTIMIZER) {
+      // The DOF registration.dof may take with it; null: any (nothing declared).
+      nlohmann::json dof = nlohmann::json::array();
+      for (unsigned d : {3u, 6u, 7u, 9u, 12u})
+        if (c.supported_dof != RP_DOF_ANY && c.supports_dof(d)) dof.push_back(d);
+      list.back()["supported_dof"] = c.supported_dof == RP_DOF_ANY ? nlohmann::json() : dof;
+    }
   }
   nlohmann::json problems = nlohmann::json::array();
   for (const auto& p : host.problems()) problems.push_back({{"file", p.file.string()}, {"reason", p.reason}});
@@ -76,6 +90,7 @@ std::string components_markdown(const PluginHost& host, const std::string& libra
     if (!library.empty() && c.library.stem().string() != library) continue;
     out << "### `" << c.id << "` — " << c.name << " (" << kind_name(c.kind) << ", " << c.version
         << ")\n\n" << c.description << "\n\n";
+    if (!dof_text(c).empty()) out << "Supports " << dof_text(c) << " (`registration.dof`).\n\n";
     if (c.params.empty()) {
       out << "No parameters.\n\n";
       continue;

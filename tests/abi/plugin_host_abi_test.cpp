@@ -1,12 +1,22 @@
 // The host's side of the ABI contract: version checks, grown structs, malformed plugins.
 #include <regpipe/host/components.hpp>
+#include <regpipe/host/driver.hpp>
 #include <regpipe/host/error.hpp>
 #include <regpipe/host/host_services.hpp>
+#include <regpipe/host/pipeline.hpp>
 #include <regpipe/host/plugin_host.hpp>
 
 #include "support/test_support.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
 #include <fstream>
+
+// ABI 1.1's optimizer vtable ended at get_extension; 1.2 appends supported_dof right after it,
+// so that a 1.1 vtable's size ends exactly before the new member.
+static_assert(offsetof(rp_optimizer_vtable, supported_dof) ==
+              offsetof(rp_optimizer_vtable, get_extension) + sizeof(void (*)(void)));
 
 namespace fs = std::filesystem;
 using namespace regpipe;
@@ -168,4 +178,104 @@ TEST(ComponentParams, ValidatesTypesRangesAndNames) {
   EXPECT_EQ(message({{"offset", "101"}}), "offset=101 is above the maximum 100");
   EXPECT_EQ(message({{"ofset", "1"}}),
             "unknown parameter 'ofset' of cost 'test.fake_cost' (did you mean 'offset'?); it takes: offset");
+}
+
+// ABI 1.2's rp_optimizer_vtable.supported_dof. A 1.1 optimizer's vtable ends before it: the
+// host reads nothing past `size` (the fixture leaves RP_DOF_6 there) and treats the
+// optimizer as accepting any DOF.
+TEST(OptimizerDof, MinorOnePluginWithoutTheMemberAcceptsAnyDof) {
+  PluginHost host(only({fake_dir("optimizer_minor1")}));
+  ASSERT_TRUE(host.problems().empty()) << host.problems().front().reason;
+  const Component& c = host.require(RP_KIND_OPTIMIZER, "test.fake_optimizer");
+  EXPECT_EQ(c.abi_minor, 1u);
+  EXPECT_EQ(c.supported_dof, RP_DOF_ANY);
+  for (unsigned dof : {3u, 6u, 7u, 9u, 12u}) EXPECT_TRUE(c.supports_dof(dof)) << dof;
+  EXPECT_EQ(dof_list(c.supported_dof), "any");
+}
+
+TEST(OptimizerDof, ReadsTheDeclaredSet) {
+  PluginHost host(only({fake_dir("optimizer_dof")}));
+  const Component& c = host.require(RP_KIND_OPTIMIZER, "test.fake_optimizer");
+  EXPECT_EQ(c.supported_dof, RP_DOF_6 | RP_DOF_12);
+  EXPECT_TRUE(c.supports_dof(6));
+  EXPECT_FALSE(c.supports_dof(3));
+  EXPECT_FALSE(c.supports_dof(7));
+  EXPECT_EQ(dof_list(c.supported_dof), "6 or 12");
+}
+
+namespace {
+
+// A pipeline with the fake optimizer and the built-in CPU plugins; the images need not exist
+// (nothing here reads them).
+class PipelineDof : public ::testing::Test {
+ protected:
+  Pipeline load(const std::string& variant, unsigned dof) {
+    host_ = std::make_unique<PluginHost>(only({fake_dir(variant), test::plugin_dir()}));
+    std::ofstream(dir_ / "pipeline.yaml")
+        << "inputs: {reference: ref.nii.gz, moving: mov.nii.gz}\n"
+           "registration:\n"
+           "  dof: " << dof << "\n"
+           "  cost: {plugin: cpu.cr}\n"
+           "  optimizer: {plugin: test.fake_optimizer}\n"
+           "  resampler: {plugin: resample.cpu}\n"
+           "outputs: {dir: out}\n";
+    return load_pipeline(dir_ / "pipeline.yaml", {}, *host_);
+  }
+  test::TempDir dir_;
+  std::unique_ptr<PluginHost> host_;
+  HostServices services_;
+};
+
+std::string user_error(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_F(PipelineDof, MinorOneOptimizerIsGivenAnyDof) {
+  const Pipeline p = load("optimizer_minor1", 3);
+  RegistrationComponents c = create_registration_components(p, *host_, services_);
+  EXPECT_EQ(c.optimizer->component().id, "test.fake_optimizer");
+}
+
+TEST_F(PipelineDof, DeclaredSetRefusesOtherDofWhileValidating) {
+  EXPECT_EQ(user_error([&] { load("optimizer_dof", 3); }),
+            (dir_ / "pipeline.yaml").string() +
+                ":3:8: registration.dof=3 is not supported by optimizer 'test.fake_optimizer', "
+                "which supports DOF 6 or 12; optimizers that support 3 DOF: optim.powell");
+  EXPECT_NO_THROW(load("optimizer_dof", 12));
+}
+
+// A Pipeline that bypassed validation still fails before any image is read: the driver
+// checks the DOF when it creates the optimizer.
+TEST_F(PipelineDof, DriverRefusesTheOptimizerBeforeCreatingIt) {
+  Pipeline p = load("optimizer_dof", 6);
+  p.registration.dof = 9;
+  EXPECT_EQ(user_error([&] { create_registration_components(p, *host_, services_); }),
+            "no usable optimizer plugin among test.fake_optimizer:\n"
+            "  test.fake_optimizer: supports DOF 6 or 12, not registration.dof=9");
+}
+
+// End to end: `regpipe run` hands a 1.1 optimizer the pipeline's 3 DOF.
+TEST(OptimizerDofCli, MinorOneOptimizerRunsWithThreeDof) {
+  test::TempDir dir;
+  std::string out;
+  const std::string cli = test::regpipe_cli().string();
+  ASSERT_EQ(test::run_command(cli + " phantom '" + (dir / "demo").string() + "' --size 24 --voxel-mm 4", &out), 0)
+      << out;
+  ASSERT_EQ(test::run_command(cli + " run '" + (dir / "demo" / "pipeline.yaml").string() +
+                                  "' --quiet --plugin-path '" + fake_dir("optimizer_minor1").string() +
+                                  "' --set registration.cost.plugin=cpu.cr --set registration.dof=3 "
+                                  "--set registration.optimizer.plugin=test.fake_optimizer",
+                              &out),
+            0)
+      << out;
+  const auto report = nlohmann::json::parse(std::ifstream(dir / "demo" / "result" / "report.json"));
+  EXPECT_EQ(report["components"]["optimizer"]["id"], "test.fake_optimizer");
+  EXPECT_EQ(report["registration"]["dof"], 3);
 }

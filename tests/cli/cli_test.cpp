@@ -92,6 +92,47 @@ TEST_F(CliTest, ValidateChecksWithoutRunning) {
   EXPECT_NE(out.find("--set registration.dof: registration.dof=5 is not one of 3, 6, 7, 9, 12"), std::string::npos) << out;
 }
 
+// optim.flirt declares DOF 6, 7, 9 and 12 (ABI 1.2): dof 3, which the pipeline schema
+// allows, is refused while validating, naming the optimizer, what it supports and what
+// supports 3, before any image is read (the missing moving image is never reported).
+TEST_F(CliTest, DofTheOptimizerDoesNotSupportFailsValidationBeforeImages) {
+  const std::string expected =
+      "--set registration.dof: registration.dof=3 is not supported by optimizer 'optim.flirt', "
+      "which supports DOF 6, 7, 9 or 12; optimizers that support 3 DOF: optim.powell";
+  const std::string flirt_dof3 =
+      " --set registration.optimizer.plugin=optim.flirt --set registration.dof=3";
+  int status = -1;
+  std::string out = run("validate " + quoted(pipeline()) + flirt_dof3, &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find(expected), std::string::npos) << out;
+  out = run("run " + quoted(pipeline()) + " --quiet --set registration.cost.plugin=cpu.cr" + flirt_dof3 +
+                " --set inputs.moving=" + quoted(dir_ / "missing.nii.gz"),
+            &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find(expected), std::string::npos) << out;
+  EXPECT_EQ(out.find("missing.nii.gz"), std::string::npos) << "an image was read first:\n" << out;
+  EXPECT_TRUE(files_under(dir_ / "demo" / "result").empty());
+  // A DOF it supports passes.
+  out = run("validate " + quoted(pipeline()) + " --set registration.optimizer.plugin=optim.flirt "
+            "--set registration.dof=6", &status);
+  EXPECT_EQ(status, 0) << out;
+}
+
+// Of a preference list, an optimizer that does not support the DOF is skipped like one that
+// cannot run here, and the run says so.
+TEST_F(CliTest, OptimizerPreferenceListSkipsOneWithoutTheDof) {
+  int status = -1;
+  const std::string out =
+      run("run " + quoted(pipeline()) + " --quiet --set registration.cost.plugin=cpu.cr "
+          "--set registration.optimizer.plugin=[optim.flirt,optim.powell] --set registration.dof=3 "
+          "--set registration.levels_mm=[8]", &status);
+  ASSERT_EQ(status, 0) << out;
+  nlohmann::json report = nlohmann::json::parse(std::ifstream(dir_ / "demo" / "result" / "report.json"));
+  EXPECT_EQ(report["components"]["optimizer"]["id"], "optim.powell");
+  EXPECT_EQ(report["components"]["optimizer"]["instead_of"],
+            "optim.flirt: supports DOF 6, 7, 9 or 12, not registration.dof=3");
+}
+
 TEST_F(CliTest, PluginsListsComponentsAsTextAndJson) {
   int status = -1;
   std::string out = run("plugins", &status);
@@ -181,6 +222,10 @@ INSTANTIATE_TEST_SUITE_P(
                  "--set inputs.moving=@missing.nii.gz --set registration.bins_per_level=true "
                  "--set registration.cost.plugin=cpu.ncc --set registration.cost.params={}",
                  "the cost cpu.ncc has no 'bins' parameter"},
+        BadInput{"DofUnsupportedByOptimizerBeforeImages",
+                 "--set inputs.moving=@missing.nii.gz --set registration.optimizer.plugin=optim.flirt "
+                 "--set registration.dof=3",
+                 "registration.dof=3 is not supported by optimizer 'optim.flirt'"},
         BadInput{"CostParamBeforeImages",
                  "--set inputs.moving=@missing.nii.gz --set registration.cost.params.bins=1",
                  "bins=1"}),

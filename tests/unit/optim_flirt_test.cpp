@@ -433,6 +433,15 @@ TEST(OptimFlirtValidation, CreateRechecksTheSchemaRanges) {
       << message;
 }
 
+// Declared in the descriptor (ABI 1.2) so that the host refuses dof 3 while validating the
+// pipeline; minimize's own check below is for hosts that do not read the declaration.
+TEST(OptimFlirtValidation, DeclaresTheDofItsRotationSearchSupports) {
+  EXPECT_EQ(flirt().supported_dof, RP_DOF_6 | RP_DOF_7 | RP_DOF_9 | RP_DOF_12);
+  EXPECT_FALSE(flirt().supports_dof(3));
+  EXPECT_TRUE(flirt().supports_dof(12));
+  EXPECT_EQ(regpipe::dof_list(flirt().supported_dof), "6, 7, 9 or 12");
+}
+
 TEST(OptimFlirtValidation, RefusesDofThreeBeforeAnyEvaluation) {
   StagedObjective objective(3, RippledRotationCost{});
   Params x = kIdentity;

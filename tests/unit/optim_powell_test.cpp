@@ -272,6 +272,11 @@ TEST(Powell, PropagatesCancellationFromTheObjective) {
   EXPECT_EQ(objective.batch_sizes().size(), 5u) << "no evaluation after the cancellation";
 }
 
+TEST(Powell, DeclaresEveryDof) {
+  EXPECT_EQ(powell().supported_dof, RP_DOF_ALL);
+  for (unsigned dof : {3u, 6u, 7u, 9u, 12u}) EXPECT_TRUE(powell().supports_dof(dof)) << dof;
+}
+
 TEST(Powell, RefusesAnObjectiveOfAnotherParameterCount) {
   RecordingObjective objective(6, Bowl{});
   objective.abi().param_count = 6;

@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 #define RP_ABI_MAJOR 1
-#define RP_ABI_MINOR 1
+#define RP_ABI_MINOR 2
 
 #if defined(_WIN32)
 #define RP_EXPORT __declspec(dllexport)
@@ -210,7 +210,9 @@ typedef struct rp_objective {
   uint32_t size;
   void *ctx;
   uint32_t param_count;        /* RP_PARAM_COUNT */
-  uint32_t dof;                /* 3, 6, 7, 9 or 12: the most the pipeline allows */
+  uint32_t dof;                /* 3, 6, 7, 9 or 12: the most the pipeline allows. Since 1.2 a
+                                  host hands an optimizer only a DOF its supported_dof allows
+                                  (a 1.0/1.1 host does not check: keep minimize's check) */
   const double *typical_step;  /* param_count values: a natural step per parameter (e.g.
                                   radians per mm of displacement at the image's radius) */
   uint32_t level_count;        /* resolution levels of the pipeline, coarsest first */
@@ -234,6 +236,17 @@ typedef struct rp_objective {
                                          otherwise the host calls set_level(i) and minimize
                                          for each level, coarsest first, carrying x over */
 
+/* [1.2] Degrees of freedom as a bit set (rp_optimizer_vtable.supported_dof): bit d stands for
+ * d DOF (d < 32). RP_DOF_ANY (0) declares nothing: every DOF the host offers. */
+#define RP_DOF_BIT(dof) (1u << (dof))
+#define RP_DOF_3 RP_DOF_BIT(3)
+#define RP_DOF_6 RP_DOF_BIT(6)
+#define RP_DOF_7 RP_DOF_BIT(7)
+#define RP_DOF_9 RP_DOF_BIT(9)
+#define RP_DOF_12 RP_DOF_BIT(12)
+#define RP_DOF_ALL (RP_DOF_3 | RP_DOF_6 | RP_DOF_7 | RP_DOF_9 | RP_DOF_12)
+#define RP_DOF_ANY 0u
+
 typedef struct rp_optimizer_vtable {
   uint32_t size;
   uint32_t flags; /* RP_OPTIMIZER_* */
@@ -247,6 +260,13 @@ typedef struct rp_optimizer_vtable {
   const char *(*last_error)(const void *self);
   void (*destroy)(void *self);
   const void *(*get_extension)(void *self, const char *extension_id);
+  /* [1.2] The DOF `minimize` accepts, as RP_DOF_* bits. Declared like the parameter schema: a
+   * 1.2 host refuses a pipeline whose registration.dof is not in the set while validating it,
+   * before any instance is created or image read, with a message naming the component and
+   * the set, so minimize only sees a DOF of the set. RP_DOF_ANY (0), or the vtable of a
+   * 1.0/1.1 plugin, which ends before this member (its size says so): any DOF. Hosts before
+   * 1.2 do not read it: minimize keeps refusing another objective->dof (RP_INVALID_ARGUMENT). */
+  uint32_t supported_dof;
 } rp_optimizer_vtable;
 
 /* ------------------------------------------------------------------------------------ */

@@ -207,11 +207,14 @@ constexpr rp_cost_vtable cost_vtable() {
   return v;
 }
 
+// `supported_dof`: RP_DOF_* bits of the DOF `minimize` accepts (RP_DOF_ANY: all), declared so
+// that the host refuses an unsupported registration.dof while validating the pipeline.
 template <class T>
-constexpr rp_optimizer_vtable optimizer_vtable(uint32_t flags) {
+constexpr rp_optimizer_vtable optimizer_vtable(uint32_t flags, uint32_t supported_dof = RP_DOF_ANY) {
   rp_optimizer_vtable v{};
   v.size = sizeof(rp_optimizer_vtable);
   v.flags = flags;
+  v.supported_dof = supported_dof;
   v.create = &detail::create<T>;
   v.minimize = [](void* self, const rp_objective* obj, double* x, double* f) noexcept {
     return detail::call<T>(self, [&](T& t) {

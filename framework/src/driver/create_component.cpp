@@ -8,12 +8,17 @@ namespace regpipe {
 
 template <class Instance>
 Created<Instance> create_component(const ComponentSpec& spec, int32_t kind, const char* role,
-                                   const PluginHost& plugins, HostServices& services) {
+                                   const PluginHost& plugins, HostServices& services,
+                                   const RefuseComponent& refuse) {
   std::vector<std::string> refusals;
   for (const auto& id : spec.plugins) {
     const Component* c = plugins.find(kind, id);
     if (c == nullptr) {
       refusals.push_back(id + ": not installed");
+      continue;
+    }
+    if (std::string why = refuse ? refuse(*c) : std::string(); !why.empty()) {
+      refusals.push_back(id + ": " + why);
       continue;
     }
     std::map<std::string, std::string> texts;  // only the parameters this plugin has
@@ -37,14 +42,16 @@ Created<Instance> create_component(const ComponentSpec& spec, int32_t kind, cons
 
 template Created<CostInstance> create_component<CostInstance>(const ComponentSpec&, int32_t,
                                                               const char*, const PluginHost&,
-                                                              HostServices&);
+                                                              HostServices&, const RefuseComponent&);
 template Created<OptimizerInstance> create_component<OptimizerInstance>(const ComponentSpec&,
                                                                         int32_t, const char*,
                                                                         const PluginHost&,
-                                                                        HostServices&);
+                                                                        HostServices&,
+                                                                        const RefuseComponent&);
 template Created<ResamplerInstance> create_component<ResamplerInstance>(const ComponentSpec&,
                                                                         int32_t, const char*,
                                                                         const PluginHost&,
-                                                                        HostServices&);
+                                                                        HostServices&,
+                                                                        const RefuseComponent&);
 
 }  // namespace regpipe

@@ -6,6 +6,7 @@
 #include <regpipe/host/driver.hpp>
 #include <regpipe/host/pipeline.hpp>
 
+#include <functional>
 #include <memory>
 
 namespace regpipe {
@@ -16,8 +17,13 @@ struct Created {
   UsedComponent used;
 };
 
+// Why a component cannot serve this pipeline before it is created ("" when it can), e.g. an
+// optimizer that does not support registration.dof; it then counts as a refusal.
+using RefuseComponent = std::function<std::string(const Component&)>;
+
 template <class Instance>
 Created<Instance> create_component(const ComponentSpec& spec, int32_t kind, const char* role,
-                                   const PluginHost& plugins, HostServices& services);
+                                   const PluginHost& plugins, HostServices& services,
+                                   const RefuseComponent& refuse = {});
 
 }  // namespace regpipe

@@ -136,8 +136,16 @@ RegistrationComponents create_registration_components(const Pipeline& pipeline,
                                                       HostServices& services) {
   const PipelineRegistration& reg = pipeline.registration;
   auto cost = create_component<CostInstance>(reg.cost, RP_KIND_COST, "cost", plugins, services);
+  // The DOF the optimizer declares (ABI 1.2), checked before it is created: load_pipeline
+  // has refused a pipeline none of its optimizers supports; of a preference list, those that
+  // do not support it are skipped.
+  const auto dof_refusal = [&](const Component& c) {
+    return c.supports_dof(reg.dof) ? std::string()
+                                   : "supports DOF " + dof_list(c.supported_dof) +
+                                         ", not registration.dof=" + std::to_string(reg.dof);
+  };
   auto optimizer = create_component<OptimizerInstance>(reg.optimizer, RP_KIND_OPTIMIZER,
-                                                       "optimizer", plugins, services);
+                                                       "optimizer", plugins, services, dof_refusal);
   auto resampler = create_component<ResamplerInstance>(reg.resampler, RP_KIND_RESAMPLER,
                                                        "resampler", plugins, services);
   RegistrationComponents out;

@@ -128,6 +128,44 @@ void read_component(YamlContext& ctx, const YAML::Node& reg, const std::string& 
   check_component(ctx, kind, host, spec);
 }
 
+// registration.dof against the DOF the optimizer declares (ABI 1.2): refused here, before
+// any image is read, unless some listed optimizer supports it (creating from a preference
+// list then skips those that do not). Plugins that declare nothing accept any DOF.
+void check_optimizer_dof(YamlContext& ctx, const YAML::Node& reg, const PluginHost& host,
+                         const PipelineRegistration& r) {
+  const YAML::Node given = reg.IsMap() ? reg["dof"] : YAML::Node();
+  const bool is_given = given.IsDefined() && !given.IsNull();
+  std::vector<const Component*> refusing;
+  for (const auto& id : r.optimizer.plugins) {
+    const Component* c = host.find(RP_KIND_OPTIMIZER, id);
+    if (c == nullptr) continue;  // reported by check_component
+    if (c->supports_dof(r.dof)) return;
+    refusing.push_back(c);
+  }
+  if (refusing.empty()) return;
+  const std::string dof = std::to_string(r.dof);
+  std::string message = "registration.dof=" + dof;
+  if (!is_given) message += " (the default)";
+  if (refusing.size() == 1) {
+    message += " is not supported by optimizer '" + refusing[0]->id + "', which supports DOF " +
+               dof_list(refusing[0]->supported_dof);
+  } else {
+    message += " is not supported by optimizer";
+    for (size_t i = 0; i < refusing.size(); ++i)
+      message += (i == 0 ? " '" : " nor '") + refusing[i]->id + "' (DOF " +
+                 dof_list(refusing[i]->supported_dof) + ")";
+  }
+  std::vector<std::string> alternatives;
+  for (const auto& c : host.components())
+    if (c.kind == RP_KIND_OPTIMIZER && c.supports_dof(r.dof)) alternatives.push_back(c.id);
+  if (!alternatives.empty())
+    message += "; optimizers that support " + dof + " DOF: " + join(alternatives, ", ");
+  if (is_given)
+    ctx.error("registration.dof", given, message);
+  else
+    ctx.errors_push(r.optimizer.where.text + ": " + message);
+}
+
 void read_registration(YamlContext& ctx, const YAML::Node& root, const PluginHost& host,
                        Pipeline& p) {
   PipelineRegistration& r = p.registration;
@@ -139,13 +177,18 @@ void read_registration(YamlContext& ctx, const YAML::Node& root, const PluginHos
   if (present && !ctx.check_map("registration", reg, schema_children("registration"))) return;
   const YAML::Node empty(YAML::NodeType::Map);
   const YAML::Node& node = present ? reg : empty;
+  bool dof_read = true;  // false after an error about the value: no second one from the optimizer
   with_child(node, "dof", [&](const YAML::Node& n) {
     long long dof = 0;
+    dof_read = false;
     if (!ctx.read_int("registration.dof", n, &dof)) return;
-    if (dof != 3 && dof != 6 && dof != 7 && dof != 9 && dof != 12)
+    if (dof != 3 && dof != 6 && dof != 7 && dof != 9 && dof != 12) {
       ctx.error("registration.dof", n,
                 "registration.dof=" + std::to_string(dof) + " is not one of 3, 6, 7, 9, 12");
-    else r.dof = unsigned(dof);
+      return;
+    }
+    r.dof = unsigned(dof);
+    dof_read = true;
   });
   with_child(node, "levels_mm", [&](const YAML::Node& n) {
     if (!n.IsSequence() || n.size() == 0) {
@@ -181,6 +224,7 @@ void read_registration(YamlContext& ctx, const YAML::Node& root, const PluginHos
   });
   read_component(ctx, node, "cost", RP_KIND_COST, host, r.cost);
   read_component(ctx, node, "optimizer", RP_KIND_OPTIMIZER, host, r.optimizer);
+  if (dof_read) check_optimizer_dof(ctx, node, host, r);
   read_component(ctx, node, "resampler", RP_KIND_RESAMPLER, host, r.resampler);
 }
 

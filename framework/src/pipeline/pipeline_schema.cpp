@@ -21,7 +21,9 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
       {"inputs.moving_weight", "path", "(none)",
        "Weighting image on the moving grid (FLIRT -inweight)."},
       {"registration.dof", "int: 3, 6, 7, 9 or 12", "12",
-       "Degrees of freedom: translations; rigid; + global scale; + 3 scales; + skews."},
+       "Degrees of freedom: translations; rigid; + global scale; + 3 scales; + skews. The "
+       "optimizer must support it (optim.flirt: 6, 7, 9 or 12; `regpipe plugins` lists each "
+       "optimizer's), else validation fails naming the optimizer."},
       {"registration.levels_mm", "list of numbers > 0", "[8, 4, 2, 1]",
        "Resolution levels in mm, coarsest first (FLIRT's schedule by default)."},
       {"registration.initialisation", "one of centre_of_mass, identity", "centre_of_mass",

@@ -30,6 +30,21 @@ const ParamSchema* Component::find_param(const std::string& param_name) const {
   return nullptr;
 }
 
+bool Component::supports_dof(unsigned dof) const {
+  return supported_dof == RP_DOF_ANY || (dof < 32 && (supported_dof & RP_DOF_BIT(dof)) != 0);
+}
+
+std::string dof_list(uint32_t supported_dof) {
+  if (supported_dof == RP_DOF_ANY) return "any";
+  std::vector<std::string> names;
+  for (unsigned dof : {3u, 6u, 7u, 9u, 12u})
+    if ((supported_dof & RP_DOF_BIT(dof)) != 0) names.push_back(std::to_string(dof));
+  if (names.empty()) return "none this regpipe knows";
+  std::string out = names.front();
+  for (size_t i = 1; i < names.size(); ++i) out += (i + 1 == names.size() ? " or " : ", ") + names[i];
+  return out;
+}
+
 struct PluginHost::Impl {
   std::vector<fs::path> search_path;
   std::vector<Component> components;

@@ -39,8 +39,10 @@ const rp_param_desc kFlirtParams[kFlirtParamCount] = {
 
 namespace {
 
-const rp_optimizer_vtable kVtable =
-    rp::optimizer_vtable<FlirtOptimizer>(RP_OPTIMIZER_DRIVES_LEVELS);
+// Its initial search is over rotations, so not 3 DOF (translations only); minimize re-checks
+// for hosts older than ABI 1.2, which do not read supported_dof.
+const rp_optimizer_vtable kVtable = rp::optimizer_vtable<FlirtOptimizer>(
+    RP_OPTIMIZER_DRIVES_LEVELS, RP_DOF_6 | RP_DOF_7 | RP_DOF_9 | RP_DOF_12);
 
 const rp_component_desc kComponents[] = {
     {sizeof(rp_component_desc), RP_KIND_OPTIMIZER, "optim.flirt", "FLIRT global search", "1.0.0",

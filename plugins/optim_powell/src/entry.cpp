@@ -22,7 +22,7 @@ const rp_param_desc kPowellParams[kPowellParamCount] = {
 
 namespace {
 
-const rp_optimizer_vtable kVtable = rp::optimizer_vtable<PowellOptimizer>(0);
+const rp_optimizer_vtable kVtable = rp::optimizer_vtable<PowellOptimizer>(0, RP_DOF_ALL);
 
 const rp_component_desc kComponents[] = {
     {sizeof(rp_component_desc), RP_KIND_OPTIMIZER, "optim.powell", "Powell + Brent", "1.0.0",

@@ -31,11 +31,18 @@ struct Component {
   std::string library_name, library_version, license;
   uint32_t abi_minor = 0;         // minor version the plugin was built against
   const void* vtable = nullptr;   // rp_cost_vtable* / rp_optimizer_vtable* / rp_resampler_vtable*
+  // Optimizers: the DOF minimize accepts (RP_DOF_* bits, ABI 1.2); RP_DOF_ANY when the
+  // plugin declares none (a 1.0/1.1 plugin, or one that accepts every DOF).
+  uint32_t supported_dof = RP_DOF_ANY;
 
   const ParamSchema* find_param(const std::string& param_name) const;
+  bool supports_dof(unsigned dof) const;
 };
 
 const char* kind_name(int32_t kind);  // "cost", "optimizer", "resampler"
+
+// The DOF of an RP_DOF_* set, of those this host knows: "6, 7, 9 or 12"; "any" for RP_DOF_ANY.
+std::string dof_list(uint32_t supported_dof);
 
 struct LoadProblem {
   std::filesystem::path file;
