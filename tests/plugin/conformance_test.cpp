@@ -136,53 +136,81 @@ TEST_P(CostConformance, HonoursTheCostContract) {
   EXPECT_THROW(cost->evaluate(singular, 1, &value), ComponentError);
 }
 
+namespace {
+
+// A bowl over translations with its minimum at (3, -2, 1) mm, one level; `fail` makes every
+// evaluation return RP_DEVICE.
+struct BowlObjective {
+  int calls = 0;
+  bool fail = false;
+  double steps[RP_PARAM_COUNT] = {0.05, 0.05, 0.05, 1, 1, 1, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01};
+  double levels[1] = {4.0};
+  rp_objective abi{};
+
+  explicit BowlObjective(uint32_t dof) {
+    abi.size = sizeof(abi);
+    abi.ctx = this;
+    abi.param_count = RP_PARAM_COUNT;
+    abi.dof = dof;
+    abi.typical_step = steps;
+    abi.level_count = 1;
+    abi.levels_mm = levels;
+    abi.evaluate = [](void* p, const double* x, size_t k, double* f) -> rp_status {
+      auto* b = static_cast<BowlObjective*>(p);
+      if (b->fail) return RP_DEVICE;
+      for (size_t i = 0; i < k; ++i) {
+        const double* v = x + i * RP_PARAM_COUNT;
+        f[i] = std::pow(v[3] - 3, 2) + std::pow(v[4] + 2, 2) + std::pow(v[5] - 1, 2) +
+               100 * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+      }
+      b->calls += int(k);
+      return RP_OK;
+    };
+    abi.set_level = [](void*, uint32_t level) -> rp_status { return level == 0 ? RP_OK : RP_INVALID_ARGUMENT; };
+    abi.last_error = [](void*) -> const char* { return "the test objective failed"; };
+    abi.begin_stage = [](void*, const char*) {};
+  }
+};
+
+}  // namespace
+
 TEST_P(OptimizerConformance, MinimisesABowlAndPropagatesObjectiveFailures) {
   const Component& c = host().require(RP_KIND_OPTIMIZER, GetParam());
   check_create_rechecks_ranges<OptimizerInstance>(c);
+  if (!c.supports_dof(6)) GTEST_SKIP() << c.id << " does not support 6 DOF";
   OptimizerInstance opt(c, services(), resolve_params(c, {}));
-  // A bowl over translations with its minimum at (3, -2, 1) mm; 6 DOF, one level.
-  struct Ctx {
-    int calls = 0;
-    bool fail = false;
-  } ctx;
-  const double steps[RP_PARAM_COUNT] = {0.05, 0.05, 0.05, 1, 1, 1, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01};
-  const double levels[1] = {4.0};
-  rp_objective o{};
-  o.size = sizeof(o);
-  o.ctx = &ctx;
-  o.param_count = RP_PARAM_COUNT;
-  o.dof = 6;
-  o.typical_step = steps;
-  o.level_count = 1;
-  o.levels_mm = levels;
-  o.evaluate = [](void* p, const double* x, size_t k, double* f) -> rp_status {
-    auto* c = static_cast<Ctx*>(p);
-    if (c->fail) return RP_DEVICE;
-    for (size_t i = 0; i < k; ++i) {
-      const double* v = x + i * RP_PARAM_COUNT;
-      f[i] = std::pow(v[3] - 3, 2) + std::pow(v[4] + 2, 2) + std::pow(v[5] - 1, 2) +
-             100 * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-    }
-    c->calls += int(k);
-    return RP_OK;
-  };
-  o.set_level = [](void*, uint32_t level) -> rp_status { return level == 0 ? RP_OK : RP_INVALID_ARGUMENT; };
-  o.last_error = [](void*) -> const char* { return "the test objective failed"; };
-  o.begin_stage = [](void*, const char*) {};
+  BowlObjective bowl(6);
   AffineParams x = identity_params();
   double f = 0.0;
-  opt.minimize(o, x.data(), &f);
+  opt.minimize(bowl.abi, x.data(), &f);
   EXPECT_NEAR(x[3], 3.0, 0.05) << c.id;
   EXPECT_NEAR(x[4], -2.0, 0.05) << c.id;
   EXPECT_NEAR(x[5], 1.0, 0.05) << c.id;
-  EXPECT_GT(ctx.calls, 0);
-  ctx.fail = true;
+  EXPECT_GT(bowl.calls, 0);
+  bowl.fail = true;
   x = identity_params();
   try {
-    opt.minimize(o, x.data(), &f);
+    opt.minimize(bowl.abi, x.data(), &f);
     ADD_FAILURE() << c.id << " ignored a failing objective";
   } catch (const ComponentError& e) {
     EXPECT_EQ(e.status(), RP_DEVICE) << c.id << ": the objective's status must come back";
+  }
+}
+
+// The DOF an optimizer declares (ABI 1.2's supported_dof) are the DOF its minimize takes: the
+// host hands it nothing else, and refuses pipelines on the strength of the declaration.
+TEST_P(OptimizerConformance, MinimisesAtEveryDofItDeclares) {
+  const Component& c = host().require(RP_KIND_OPTIMIZER, GetParam());
+  if (c.supported_dof != RP_DOF_ANY)
+    EXPECT_NE(c.supported_dof & RP_DOF_ALL, 0u) << c.id << " declares no DOF this regpipe knows";
+  OptimizerInstance opt(c, services(), resolve_params(c, {}));
+  for (unsigned dof : {3u, 6u, 7u, 9u, 12u}) {
+    if (c.supported_dof == RP_DOF_ANY || !c.supports_dof(dof)) continue;
+    BowlObjective bowl(dof);
+    AffineParams x = identity_params();
+    double f = 0.0;
+    EXPECT_NO_THROW(opt.minimize(bowl.abi, x.data(), &f)) << c.id << " at " << dof << " DOF";
+    EXPECT_NEAR(x[3], 3.0, 0.05) << c.id << " at " << dof << " DOF";
   }
 }
 
