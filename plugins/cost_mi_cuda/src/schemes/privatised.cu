@@ -4,15 +4,16 @@
 // once. Counts are integers, so the result does not depend on the order of the atomics:
 // exact and bitwise repeatable, and independent of k and of the partition below.
 //
-// The grid is persistent: as many blocks as the device holds at once (one wave), each walking
-// its equal segments of the k * voxels samples round-robin (segment s of block b is
-// b + s * gridDim.x, so the blocks resident together read neighbouring voxels of one
-// transform and share the L2). A block adds its histogram to the transform's global one and
-// zeroes it when it leaves a transform or has counted kNarrowRun samples since the last flush
-// (a 16-bit counter cannot overflow into its neighbour). The kernel waits on its trilinear
-// gathers (ncu, H100), so what matters is how many are in flight per SM: blocks as large as
-// the SM allows (256 x 256 bins: one of 1024 threads), kUnroll samples per thread and step
-// with unconditional loads, the map in shared memory rather than 24 registers, and few
+// The grid is persistent: as many blocks as the device holds at once (one wave), each
+// counting one contiguous, equal share of the k * voxels samples (blocks start at the same
+// few voxel offsets of neighbouring transforms, so the blocks resident together read
+// neighbouring reference voxels and moving-image regions and share the L2). A block adds its
+// histogram to the transform's global one and zeroes it only when it leaves a transform: its
+// 16-bit counters never need an early flush because add_narrow sends every 2^16 that
+// overflows a counter to global memory, exactly. The kernel waits on its trilinear gathers
+// (ncu, H100), so what matters is how many are in flight per SM: blocks as large as the SM
+// allows (256 x 256 bins: one of 1024 threads), kUnroll samples per thread and step with
+// unconditional loads, the map in shared memory rather than 24 registers, and few
 // instructions a sample (division by multiply-high, 32-bit gather offsets). README.md has
 // the measurements.
 #include "schemes.hpp"
@@ -25,9 +26,6 @@
 namespace regpipe::cost_mi_cuda {
 namespace {
 
-// A block counts at most this many samples between flushes, so that a 16-bit counter
-// cannot overflow into its neighbour in the same word.
-constexpr uint32_t kNarrowRun = 65535;
 // Samples per thread and step, their gathers in flight together (2 and 4 measured the same on
 // an H100; 4 needs more registers).
 constexpr int kUnroll = 2;
@@ -103,6 +101,39 @@ __device__ __forceinline__ int joint_bin_of(const MiArgs& a, const GridDiv& d, c
   return inside ? joint : -1;
 }
 
+// Adds count (1..32) to entry `bin` of a histogram of 16-bit counters packed two a word
+// (entry e in the low half of word e / 2 when e is even, the high half when odd) and keeps
+// the counts exact however many a block adds: every 2^16 that leaves a counter goes to the
+// transform's global histogram `joint` (the same entry) instead. An add makes a counter wrap
+// exactly when the counter's old value (returned by the atomic, in the order the atomics
+// happened) plus count exceeds 0xffff, and the adding lane is the only one that sees it:
+// - the low counter's wrap carries one into the high counter: the lane adds 2^16 to the low
+//   entry in global memory and takes the carry back out of the word (adds 0xffff0000);
+// - anything that leaves the 32-bit word (an add to the high counter that wraps it, or the
+//   carry or the take-back passing bit 31) is 2^16 of the high entry, and every take-back
+//   owes the high entry 2^16 in return, so the lane settles 2^16 x (carries out - 1).
+// The word's final halves plus what went to global memory are then exactly the two counts:
+// the low counter's running value is its count modulo 2^16 (the take-backs leave the low
+// half alone), and the word as a whole is the sum of every add modulo 2^32. Wraps are rare
+// (the background pair: one in 65536 of its samples), so the common path is one atomic and
+// one compare.
+__device__ __forceinline__ void add_narrow(unsigned* hist, unsigned* joint, int bin, unsigned count) {
+  unsigned* word = hist + bin / 2;
+  if (bin & 1) {
+    const unsigned add = count << 16;
+    const unsigned old = atomicAdd(word, add);
+    if (old > 0xffffffffu - add) atomicAdd(joint + bin, 0x10000u);
+    return;
+  }
+  const unsigned old = atomicAdd(word, count);
+  if ((old & 0xffffu) + count <= 0xffffu) return;
+  atomicAdd(joint + bin, 0x10000u);
+  int high = -1;                                    // the take-back's debt to the high entry
+  if (old > 0xffffffffu - count) ++high;            // the carry left the word
+  if (atomicAdd(word, 0xffff0000u) >= 0x10000u) ++high;  // the take-back left the word
+  if (high != 0) atomicAdd(joint + bin + 1, unsigned(high) << 16);
+}
+
 // Adds the block's non-zero counters to joint (one transform's global histogram) and zeroes
 // them; 16-byte shared-memory accesses (the histogram's size is padded to 16 bytes).
 template <bool Narrow>
@@ -126,12 +157,14 @@ __device__ __forceinline__ void flush(uint4* hist, int vectors, unsigned* joint)
   }
 }
 
-// Narrow: two 16-bit counters a 32-bit word (entry e in word e / 2, half e % 2); wide: one.
-// ptxas (sm_90, CUDA 13.0, kUnroll 2): 63 registers under __maxnreg__(64), 40 under 40, no
-// spills either way; 96 bytes of static shared memory (the map). Samples [0, total) are transform t = s / voxels, voxel s % voxels.
+// Narrow: two 16-bit counters a 32-bit word (entry e in word e / 2, half e % 2), through
+// add_narrow; wide: one 32-bit counter an entry, which cannot overflow (a block flushes at
+// least once a transform, and a transform has < 2^31 samples). ptxas (sm_90, CUDA 13.0, kUnroll 2): 63 registers under __maxnreg__(64), 40 under 40, no
+// spills either way; 96 bytes of static shared memory (the map). Sample s of [0, total) is
+// voxel s % voxels of transform s / voxels; block b counts [b segment, (b + 1) segment).
 template <bool Narrow, int kUnroll, int kRegisters>
 __global__ void __maxnreg__(kRegisters) privatised_kernel(MiArgs a, GridDiv d, uint32_t voxels, uint64_t total,
-                                                           uint32_t segment, int vectors) {
+                                                           uint64_t segment, int vectors) {
   extern __shared__ uint4 hist4[];
   // The transform's map, read from shared memory at each use: kept in registers it would
   // take 24 of them a thread, which go to more samples in flight instead.
@@ -146,11 +179,12 @@ __global__ void __maxnreg__(kRegisters) privatised_kernel(MiArgs a, GridDiv d, u
   const uint32_t step = uint32_t(kUnroll) * blockDim.x;
   for (uint64_t first = uint64_t(blockIdx.x) * segment; first < total; first += uint64_t(gridDim.x) * segment) {
     const uint64_t last = min(first + segment, total);
-    // The segment in pieces of one transform each (a short segment can span several).
+    // The share in pieces of one transform each.
     for (uint64_t s = first; s < last;) {
       const uint64_t t = s / voxels;
       const uint32_t begin = uint32_t(s - t * voxels);
       const uint32_t end = uint32_t(min(uint64_t(voxels), uint64_t(begin) + (last - s)));
+      unsigned* joint = a.joint + t * uint64_t(entries);
       if (threadIdx.x < 12) map[threadIdx.x] = __ldg(a.maps + 12 * t + threadIdx.x);
       __syncthreads();
       // Every lane runs the same iterations (block-uniform bounds) so the warp votes together.
@@ -167,13 +201,13 @@ __global__ void __maxnreg__(kRegisters) privatised_kernel(MiArgs a, GridDiv d, u
           if (bin[u] < 0 || lane != unsigned(__ffs(peers) - 1)) continue;
           const unsigned count = unsigned(__popc(peers));
           if (Narrow)
-            atomicAdd(hist + bin[u] / 2, count << (16 * (bin[u] & 1)));
+            add_narrow(hist, joint, bin[u], count);
           else
             atomicAdd(hist + bin[u], count);
         }
       }
       __syncthreads();
-      flush<Narrow>(hist4, vectors, a.joint + t * uint64_t(entries));
+      flush<Narrow>(hist4, vectors, joint);
       __syncthreads();
       s += end - begin;
     }
@@ -195,7 +229,7 @@ std::size_t privatised_shared_bytes(int bins, int, std::size_t shared_per_block)
 
 namespace {
 
-using Kernel = void (*)(MiArgs, GridDiv, uint32_t, uint64_t, uint32_t, int);
+using Kernel = void (*)(MiArgs, GridDiv, uint32_t, uint64_t, uint64_t, int);
 
 template <int kRegisters>
 Kernel pick(bool is_narrow) {
@@ -231,16 +265,15 @@ void run_privatised(const SchemeLaunch& l) {
     throw rp::Error(RP_DEVICE, "privatised: no block of " + std::to_string(l.threads_per_block) + " threads with " +
                                    std::to_string(bytes) + " bytes of shared memory fits on the device");
 
-  // Whole waves of equal segments, each at most kNarrowRun samples; fewer blocks when the
-  // samples are too few to pay for zeroing and flushing a histogram each (at least 8 steps).
+  // One wave of blocks, each counting one contiguous, equal share of the k * voxels samples
+  // (flushing when it leaves a transform); fewer blocks when the samples are too few to pay
+  // for zeroing and flushing a histogram each (at least 8 steps a block).
   const uint64_t total = uint64_t(l.voxel_count) * uint64_t(l.k);
   const int vectors = int(bytes / sizeof(uint4));
   const uint64_t smallest = uint64_t(8 * kUnroll * threads);
   uint64_t blocks = uint64_t(resident) * uint64_t(l.sm_count);
   blocks = std::max<uint64_t>(1, std::min(blocks, (total + smallest - 1) / smallest));
-  const uint64_t rounds = (total + blocks * kNarrowRun - 1) / (blocks * kNarrowRun);
-  const uint64_t segments = blocks * rounds;
-  const uint32_t segment = uint32_t((total + segments - 1) / segments);
+  const uint64_t segment = (total + blocks - 1) / blocks;
   const GridDiv d{FastDiv(uint32_t(l.args.ref_grid.nx) * uint32_t(l.args.ref_grid.ny)),
                   FastDiv(uint32_t(l.args.ref_grid.nx))};
   kernel<<<unsigned(blocks), threads, bytes, l.stream>>>(l.args, d, l.voxel_count, total, segment, vectors);
