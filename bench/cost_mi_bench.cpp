@@ -9,7 +9,10 @@
 //   regpipe_bench_mi [--data DIR] [--out DIR] [--quick] [--cpu [--cpu-threads N]] [--schemes S ...] [--k K]
 //
 // Time: as regpipe_bench_cr, the median over repetitions of one batched evaluate call divided
-// by k, after a warm-up call. A scheme that cannot hold a bin count prints "-".
+// by k, after a warm-up call (which is also where adaptive learns its configuration). A
+// scheme that cannot hold a bin count even with 32 threads a block prints "-"; the CSV names
+// the threads a block each measurement used (0 for cpu.mi). approximate counts about one
+// sample in threads_per_block: its time is not that of an exact histogram.
 #include <regpipe/host/components.hpp>
 #include <regpipe/host/image.hpp>
 
@@ -46,6 +49,8 @@ struct Bench {
   std::ofstream csv;
 
   // One measurement, also written to the CSV; nothing when the cost refuses the parameters.
+  // A scheme whose per-thread or per-warp histograms do not fit with 256 threads a block is
+  // measured with the most threads (128, 64, 32) with which they do.
   std::optional<double> run(const std::string& data, const Image& image, const std::string& scheme, int bins,
                             size_t k) {
     std::map<std::string, std::string> params{{"bins", std::to_string(bins)}};
@@ -53,17 +58,23 @@ struct Bench {
     else params["scheme"] = scheme;
     const std::string id = scheme.empty() ? "cpu.mi" : "cuda.mi";
     std::unique_ptr<CostInstance> cost;
-    try {
-      const Component& c = host.require(RP_KIND_COST, id);
-      cost = std::make_unique<CostInstance>(c, services, resolve_params(c, params));
-    } catch (const ComponentError& e) {
-      if (e.status() == RP_DEVICE) throw;
-      return std::nullopt;  // e.g. more bins than the scheme's shared memory holds
+    int threads = 0;
+    for (const int tried : scheme.empty() ? std::vector<int>{0} : std::vector<int>{256, 128, 64, 32}) {
+      if (tried > 0) params["threads_per_block"] = std::to_string(tried);
+      try {
+        const Component& c = host.require(RP_KIND_COST, id);
+        cost = std::make_unique<CostInstance>(c, services, resolve_params(c, params));
+        threads = tried;
+        break;
+      } catch (const ComponentError& e) {
+        if (e.status() == RP_DEVICE) throw;  // e.g. more bins than the scheme's shared memory holds: try fewer threads
+      }
     }
+    if (!cost) return std::nullopt;
     cost->set_reference(image, nullptr);
     cost->set_moving(image, nullptr);
     const double us = bench::us_per_eval(*cost, matrices, k, repetitions);
-    csv << data << "," << id << "," << scheme << "," << bins << "," << k << "," << us << "\n";
+    csv << data << "," << id << "," << scheme << "," << bins << "," << k << "," << us << "," << threads << "\n";
     return us;
   }
 };
@@ -77,7 +88,8 @@ int main(int argc, char** argv) {
   bool quick = false, cpu = false;
   size_t k = 64;
   Bench b;
-  std::vector<std::string> schemes = {"per_warp", "privatised", "sort_and_count"};
+  std::vector<std::string> schemes = {"per_warp",  "per_thread_packed", "privatised", "sort_and_count",
+                                      "presorted", "approximate",       "adaptive"};
   app.add_option("--data", data, "folder with chris_t1.nii.gz (default $REGPIPE_TEST_DATA or ../shared/data)");
   app.add_option("--out", out, "folder for cost_mi.csv");
   app.add_flag("--quick", quick, "5 repetitions instead of 21");
@@ -89,7 +101,7 @@ int main(int argc, char** argv) {
   b.repetitions = quick ? 5 : 21;
   fs::create_directories(out);
   b.csv.open(fs::path(out) / "cost_mi.csv");
-  b.csv << "data,cost,scheme,bins,k,us_per_eval\n";
+  b.csv << "data,cost,scheme,bins,k,us_per_eval,threads_per_block\n";
 
   const Component& rc = b.host.require(RP_KIND_RESAMPLER, "resample.cpu");
   ResamplerInstance resampler(rc, b.services, resolve_params(rc, {}));

@@ -1,13 +1,7 @@
 // cuda.mi and cuda.nmi against the CPU references cpu.mi and cpu.nmi on real images: every
 // scheme, bins 32..256, levels 8/4/2/1 mm, 100 random transforms each (label gpu: skipped
 // without a CUDA device, except the no-device error path, checked wherever the plugin is built).
-#include <regpipe/host/components.hpp>
-#include <regpipe/host/error.hpp>
-#include <regpipe/host/image.hpp>
-#include <regpipe/host/pyramid.hpp>
-#include <regpipe/host/transform.hpp>
-
-#include "support/test_support.hpp"
+#include "cost_mi_cuda_fixture.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -16,135 +10,14 @@
 #include <tuple>
 
 using namespace regpipe;
+using namespace regpipe::mi_test;
 
 namespace {
 
-PluginSearchOptions built_plugins() {
-  PluginSearchOptions o;
-  o.plugin_paths = {test::plugin_dir()};
-  o.use_environment = false;
-  o.use_default_dirs = false;
-  return o;
-}
-
-constexpr int kTransforms = 100;
-const double kLevels[] = {8, 4, 2, 1};
-const int kBins[] = {32, 64, 128, 256};
 // The schemes that count integers: exact, so they match the CPU to rounding of the finish.
-const std::vector<std::string> kSchemes = {"privatised", "per_warp", "sort_and_count"};
-
-// (measure, bins, mm): "mi" or "nmi".
-using CpuKey = std::tuple<std::string, int, double>;
-
-// Shared across tests: plugins, the image levels and the CPU reference costs, computed once.
-struct Fixture {
-  PluginHost host{built_plugins()};
-  HostServices services;
-  std::map<double, std::pair<Image, Image>> levels;  // mm -> (reference, moving)
-  std::map<double, std::vector<double>> matrices;    // mm -> 100 x 16
-  std::map<CpuKey, std::vector<double>> cpu_costs, cpu_overlaps;
-};
-
-Fixture& fixture() {
-  static Fixture f;
-  return f;
-}
-
-std::unique_ptr<CostInstance> make_cost(const std::string& id, const std::map<std::string, std::string>& params) {
-  const Component& c = fixture().host.require(RP_KIND_COST, id);
-  return std::make_unique<CostInstance>(c, fixture().services, resolve_params(c, params));
-}
-
-// Random transforms around the pair's scanner alignment: rotations up to 15 degrees, shifts
-// up to 15 mm, scales 0.9..1.1, about the reference centre.
-std::vector<double> random_matrices(const Image& reference, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  const Eigen::Vector3d centre = centre_of_mass(reference);
-  std::vector<double> out;
-  for (int i = 0; i < kTransforms; ++i) {
-    AffineParams p = identity_params();
-    for (int a = 0; a < 3; ++a) {
-      p[a] = u(rng) * 15.0 * M_PI / 180.0;
-      p[3 + a] = u(rng) * 15.0;
-      p[6 + a] = 1.0 + 0.1 * u(rng);
-    }
-    const Eigen::Matrix4d m = params_to_matrix(p, centre);
-    for (int j = 0; j < 16; ++j) out.push_back(m(j / 4, j % 4));
-  }
-  return out;
-}
-
-// Loads the level images, transforms and CPU costs of `measure` on first use (false when the
-// shared data is missing).
-bool prepare_level(const std::string& measure, double mm, int bins) {
-  Fixture& f = fixture();
-  if (f.levels.count(mm) == 0) {
-    const auto t1 = test::shared_data("chris_t1.nii.gz"), pd = test::shared_data("chris_PD.nii.gz");
-    if (t1.empty() || pd.empty()) return false;
-    const Component& r = f.host.require(RP_KIND_RESAMPLER, "resample.cpu");
-    ResamplerInstance resampler(r, f.services, resolve_params(r, {}));
-    Image ref = make_level(read_image(t1), mm, resampler);
-    Image mov = make_level(read_image(pd), mm, resampler);
-    f.matrices[mm] = random_matrices(ref, 4321u + unsigned(mm));
-    f.levels.emplace(mm, std::make_pair(std::move(ref), std::move(mov)));
-  }
-  const CpuKey key{measure, bins, mm};
-  if (f.cpu_costs.count(key) == 0) {
-    auto cpu = make_cost("cpu." + measure, {{"bins", std::to_string(bins)}});
-    cpu->set_reference(f.levels.at(mm).first, nullptr);
-    cpu->set_moving(f.levels.at(mm).second, nullptr);
-    std::vector<double> costs(kTransforms), overlaps(kTransforms);
-    cpu->evaluate(f.matrices.at(mm).data(), kTransforms, costs.data(), overlaps.data());
-    f.cpu_costs[key] = costs;
-    f.cpu_overlaps[key] = overlaps;
-  }
-  return true;
-}
-
-// cuda.<measure> with `params` on the pair of level `mm` (prepare_level first).
-std::unique_ptr<CostInstance> gpu_cost_on_level(const std::string& measure,
-                                                const std::map<std::string, std::string>& params, double mm) {
-  auto gpu = make_cost("cuda." + measure, params);
-  gpu->set_reference(fixture().levels.at(mm).first, nullptr);
-  gpu->set_moving(fixture().levels.at(mm).second, nullptr);
-  return gpu;
-}
-
-// A scheme's parameters for `bins`, or an empty map when the scheme cannot hold that many
-// (per_warp: a 32-bit histogram per warp, 256 x 256 x 4 bytes is more than a block may have;
-// 128 x 128 fits three warps in 227 KB).
-std::map<std::string, std::string> scheme_params(const std::string& scheme, int bins) {
-  if (scheme == "per_warp" && bins > 128) return {};
-  const std::string threads = scheme == "per_warp" && bins == 128 ? "96" : "256";
-  return {{"scheme", scheme}, {"bins", std::to_string(bins)}, {"threads_per_block", threads}};
-}
-
-// Why the GPU tests cannot run here ("" when they can).
-std::string gpu_unavailable() {
-  if (fixture().host.find(RP_KIND_COST, "cuda.mi") == nullptr) return "cuda.mi is not built (no nvcc)";
-  try {
-    make_cost("cuda.mi", {});
-  } catch (const ComponentError& e) {
-    if (e.status() == RP_DEVICE) return std::string("no CUDA device: ") + e.what();
-    throw;
-  }
-  return "";
-}
-
-// A transform that moves the reference 10 m away: no voxel maps inside the moving image.
-std::vector<double> far_away_matrix() { return {1, 0, 0, 1e4, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}; }
-
-// Relative tolerance of an exact scheme against the CPU. Both sample in float with the same
-// helpers and bin with the same bin_of, so every count is the same integer; what differs is
-// the finish: sums of h log h in another order (a fixed tree on the GPU, left to right on the
-// CPU) and the device's log (at most 1 ulp) against glibc's. Each entropy is log W - S / W with
-// S ~ W log W ~ 10^8 at 1 mm: relative errors ~1e-16 of S per term, but the joint entropy
-// sums up to 65536 terms, each order rounding differently (n eps ~ 7e-12 at worst), amplified
-// by the cancellation in H(R) + H(M) - H(R,M) (MI ~ 0.3 against entropies ~ 5: x20). Measured
-// on an H100: up to 3.6e-12 (2 mm, 256 bins). 1e-10 still catches a single misplaced count
-// (~1e-8 relative at 2 mm, ~1e-9 at 1 mm).
-constexpr double kExactTolerance = 1e-10;
+// (approximate is not exact: cost_mi_cuda_approximate_test.cpp holds it to its documented error.)
+const std::vector<std::string> kSchemes = {"privatised",        "per_warp",  "sort_and_count",
+                                           "per_thread_packed", "presorted", "adaptive"};
 
 class CudaMi : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
  protected:
@@ -220,6 +93,7 @@ void expect_scheme_matches_cpu(const std::string& scheme, const std::string& mea
   auto cpu = make_cost("cpu." + measure, common);
   auto params = common;
   params["scheme"] = scheme;
+  params["threads_per_block"] = std::to_string(scheme_threads(scheme, std::stoi(common.at("bins"))));
   auto gpu = make_cost("cuda." + measure, params);
   const auto& [ref, mov] = fixture().levels.at(mm);
   for (CostInstance* c : {cpu.get(), gpu.get()}) {
@@ -252,7 +126,7 @@ TEST_P(CudaMi, NoOverlapCostsTheWorstValueAndLeavesTheOthersAlone) {
   constexpr int kBinsHere = 64;
   if (!prepare_level(measure(), kMm, kBinsHere)) GTEST_SKIP() << "shared data not found: " << test::shared_data_dir();
   Fixture& f = fixture();
-  auto gpu = gpu_cost_on_level(measure(), {{"scheme", scheme()}, {"bins", std::to_string(kBinsHere)}}, kMm);
+  auto gpu = gpu_cost_on_level(measure(), scheme_params(scheme(), kBinsHere), kMm);
   std::vector<double> matrices(f.matrices.at(kMm).begin(), f.matrices.at(kMm).begin() + 16);
   const std::vector<double> far = far_away_matrix();
   matrices.insert(matrices.end(), far.begin(), far.end());
@@ -285,7 +159,7 @@ TEST_P(CudaMi, BatchesLargerThanOneLaunchGiveTheSameBits) {
     const double* m = t % 7 == 6 ? far.data() : small.data() + 16 * (t % kTransforms);
     big.insert(big.end(), m, m + 16);
   }
-  auto gpu = gpu_cost_on_level(measure(), {{"scheme", scheme()}, {"bins", std::to_string(kBinsHere)}}, kMm);
+  auto gpu = gpu_cost_on_level(measure(), scheme_params(scheme(), kBinsHere), kMm);
   std::vector<double> reference(kTransforms), costs(kBig);
   gpu->evaluate(small.data(), kTransforms, reference.data());
   gpu->evaluate(big.data(), kBig, costs.data());
@@ -300,17 +174,19 @@ TEST_P(CudaMi, BatchesLargerThanOneLaunchGiveTheSameBits) {
   EXPECT_EQ(wrong, 0u);
 }
 
-// sort_and_count keeps no histogram in shared memory, so it alone takes more bins than a
-// block's shared memory holds: 1024 x 1024 joint bins (21-bit keys with the sentinel) still
-// count what cpu.mi counts.
-TEST_P(CudaMi, SortAndCountTakesMoreBinsThanSharedMemoryHolds) {
-  if (scheme() != "sort_and_count") GTEST_SKIP() << scheme() << " is limited by shared memory";
+// sort_and_count, presorted and adaptive keep no full histogram in shared memory, so they take
+// more bins than a block's shared memory holds: 1024 x 1024 joint bins (sort_and_count: 21-bit
+// keys with the sentinel; presorted: rows of 1024 counters; adaptive: most bins uncached, in
+// global memory) still count what cpu.mi counts.
+TEST_P(CudaMi, SchemesWithoutASharedHistogramTakeMoreBinsThanSharedMemoryHolds) {
+  if (scheme() != "sort_and_count" && scheme() != "presorted" && scheme() != "adaptive")
+    GTEST_SKIP() << scheme() << " is limited by shared memory";
   constexpr double kMm = 4;
   constexpr int kBinsHere = 1024, kCount = 10;
   if (!prepare_level(measure(), kMm, 64)) GTEST_SKIP() << "shared data not found: " << test::shared_data_dir();
   const std::map<std::string, std::string> common = {{"bins", std::to_string(kBinsHere)}};
   expect_scheme_matches_cpu(scheme(), measure(), common, kMm, kCount,
-                            "bins 1024 (a gap means a key's bits were cut or a run miscounted)");
+                            "bins 1024 (a gap means a key's bits were cut or a count misplaced)");
 }
 
 INSTANTIATE_TEST_SUITE_P(Schemes, CudaMi,
@@ -324,6 +200,9 @@ TEST_F(CudaMiErrors, BadParametersAreRefusedWithTheReason) {
   expect_refused({{"scheme", "privatised"}, {"bins", "512"}}, "at most bins=");
   // 256 x 256 32-bit counters for one warp (256 KB) exceed an H100's 227 KB.
   expect_refused({{"scheme", "per_warp"}, {"bins", "256"}, {"threads_per_block", "32"}}, "at most bins=");
+  // 256 x 256 2-bit counters for each of 32 threads (512 KB); 512 x 512 8-bit counters (256 KB).
+  expect_refused({{"scheme", "per_thread_packed"}, {"bins", "256"}, {"threads_per_block", "32"}}, "at most bins=");
+  expect_refused({{"scheme", "approximate"}, {"bins", "512"}}, "at most bins=");
   expect_refused({{"threads_per_block", "100"}}, "not a multiple of 32");
 }
 

@@ -20,14 +20,28 @@ struct Scheme {
   // nullptr for a scheme that keeps no histogram in shared memory (any bins fit)
   std::size_t (*shared_bytes)(int bins, int threads_per_block, std::size_t shared_per_block);
   const char* shared_layout;  // for the error when it does not fit
+  std::unique_ptr<SchemeState> (*make_state)(const SchemeOptions&);  // nullptr: stateless
+  // approximate: about one overlapping sample in threads_per_block is counted, so the
+  // histogram's total is scaled back by threads_per_block for the reported overlap
+  bool thinned;
 };
 
 const std::map<std::string, Scheme>& schemes() {
   static const std::map<std::string, Scheme> table = {
-      {"privatised", {run_privatised, privatised_shared_bytes, "a bins x bins histogram of 16-bit counters per block"}},
-      {"per_warp", {run_per_warp, per_warp_shared_bytes, "a bins x bins histogram of 32-bit counters per warp"}},
-      {"sort_and_count", {run_sort_and_count, nullptr, ""}}};
+      {"privatised", {run_privatised, privatised_shared_bytes, "a bins x bins histogram of 16-bit counters per block", nullptr, false}},
+      {"per_warp", {run_per_warp, per_warp_shared_bytes, "a bins x bins histogram of 32-bit counters per warp", nullptr, false}},
+      {"sort_and_count", {run_sort_and_count, nullptr, "", nullptr, false}},
+      {"per_thread_packed", {run_per_thread_packed, per_thread_packed_shared_bytes, "a bins x bins histogram of counters of at least 2 bits per thread", nullptr, false}},
+      {"presorted", {run_presorted, nullptr, "", make_presorted_state, false}},
+      {"approximate", {run_approximate, approximate_shared_bytes, "a bins x bins histogram of 8-bit counters per block", nullptr, true}},
+      {"adaptive", {run_adaptive, nullptr, "", make_adaptive_state, false}}};
   return table;
+}
+
+std::string scheme_names() {
+  std::string names;
+  for (const char* const* c = kSchemeChoices; *c != nullptr; ++c) names += (names.empty() ? "" : ", ") + std::string(*c);
+  return names;
 }
 
 const rp_param_desc& schema(const char* name) {
@@ -56,8 +70,9 @@ CudaMiCost::CudaMiCost(const rp::Params& params, bool normalised)
   const std::string scheme = params.get_string("scheme");
   const auto it = schemes().find(scheme);
   if (it == schemes().end())
-    throw rp::Error(RP_INVALID_ARGUMENT, "scheme=" + scheme + " is not a cuda.mi scheme (privatised, per_warp, sort_and_count)");
+    throw rp::Error(RP_INVALID_ARGUMENT, "scheme=" + scheme + " is not a cuda.mi scheme (" + scheme_names() + ")");
   scheme_ = it->second.run;
+  thinned_ = it->second.thinned;
   device_ = regpipe_common_cuda::select_device(read_int(params, "device"), cpu_alternative_);
   const auto fits = [&](int bins) { return it->second.shared_bytes == nullptr || it->second.shared_bytes(bins, threads_per_block_, device_.shared_per_block) > 0; };
   if (!fits(bins_)) {
@@ -71,6 +86,14 @@ CudaMiCost::CudaMiCost(const rp::Params& params, bool normalised)
                         cpu_alternative_);
   }
   RP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  if (it->second.make_state != nullptr) {
+    SchemeOptions o;
+    o.threads_per_block = threads_per_block_;
+    o.sm_count = device_.sm_count;
+    o.shared_per_block = device_.shared_per_block;
+    o.adaptive_refresh = read_int(params, "adaptive_refresh");
+    state_ = it->second.make_state(o);
+  }
 }
 
 CudaMiCost::~CudaMiCost() {
@@ -107,6 +130,7 @@ void CudaMiCost::set_reference(const rp_image& image, const rp_image* weight) {
   regpipe_common_cuda::require_device_memory(ref.voxel_count() * sizeof(uint16_t), "the reference image", device_);
   const std::vector<uint16_t> bins(ref.voxel_bins.begin(), ref.voxel_bins.end());  // bins <= 1024
   ref_bins_.upload(bins, stream_);
+  if (state_) state_->reference_changed(ref.voxel_bins, bins_, stream_);
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
   ref_ = std::move(ref);
 }
@@ -116,6 +140,7 @@ void CudaMiCost::set_moving(const rp_image& image, const rp_image* weight) {
   PreparedImage mov = prepare(image, weight, "moving", bins_, measure_name(normalised_), cpu_alternative_);
   regpipe_common_cuda::require_device_memory(mov.voxel_count() * sizeof(float), "the moving image", device_);
   mov_values_.upload(mov.values, stream_);
+  if (state_) state_->moving_changed();
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
   mov_ = std::move(mov);
 }
@@ -163,17 +188,21 @@ void CudaMiCost::evaluate(const rp_cost_request& request) {
   l.shared_per_block = device_.shared_per_block;
   l.stream = stream_;
   l.scratch = &scheme_scratch_;
+  l.state = state_.get();
   scheme_(l);
   double* out = host_out_.device_view();
   finish_entropies(l, normalised_, partials_.get(), out, out + k);
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the one sync of an evaluation
+  if (state_) state_->evaluated(l);
 
   const double* costs = host_out_.get();
   const double* overlaps = costs + k;
   std::copy(costs, costs + k, request.costs_out);
   double* overlap_out = RP_HAS_MEMBER(&request, rp_cost_request, overlap_out) ? request.overlap_out : nullptr;
   if (overlap_out != nullptr)
-    for (std::size_t t = 0; t < k; ++t) overlap_out[t] = overlaps[t] / double(ref_->voxel_count());
+    for (std::size_t t = 0; t < k; ++t)
+      overlap_out[t] = std::min(1.0, overlaps[t] * (thinned_ ? double(threads_per_block_) : 1.0) /
+                                         double(ref_->voxel_count()));
 }
 
 }  // namespace regpipe::cost_mi_cuda

@@ -13,6 +13,7 @@
 #include <regpipe_common_cuda/device_session.hpp>
 #include <regpipe_common_cuda/pinned_buffer.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -37,6 +38,8 @@ class CudaMiCost {
   void (*scheme_)(const SchemeLaunch&) = nullptr;
   int bins_, threads_per_block_;
   bool nearest_;
+  bool thinned_ = false;                // the scheme counts about one sample in threads_per_block
+  std::unique_ptr<SchemeState> state_;  // the scheme's, for schemes that keep one
 
   std::optional<regpipe_common::PreparedImage> ref_, mov_;
   DeviceBuffer<uint16_t> ref_bins_;

@@ -22,9 +22,12 @@ struct MiArgs {
 };
 
 #if defined(__CUDACC__)
-// The joint bin (reference bin * bins + moving bin) of reference voxel `index` under map m,
-// or -1 when it maps outside the moving image.
-__device__ __forceinline__ int joint_bin(const MiArgs& a, const double* __restrict__ m, uint32_t index) {
+// The reference bin of reference voxel `index`.
+__device__ __forceinline__ int ref_bin(const MiArgs& a, uint32_t index) { return int(__ldg(a.ref_bins + index)); }
+
+// The moving bin seen by reference voxel `index` under map m, or -1 when it maps outside the
+// moving image.
+__device__ __forceinline__ int moving_bin(const MiArgs& a, const double* __restrict__ m, uint32_t index) {
   const uint32_t plane = uint32_t(a.ref_grid.nx) * uint32_t(a.ref_grid.ny);
   const int z = int(index / plane);
   const uint32_t rest = index - uint32_t(z) * plane;
@@ -36,8 +39,14 @@ __device__ __forceinline__ int joint_bin(const MiArgs& a, const double* __restri
   if (!regpipe_common::inside(a.mov_grid, px, py, pz)) return -1;
   const float v = a.nearest ? regpipe_common::nearest(a.mov, a.mov_grid, px, py, pz)
                             : regpipe_common::trilinear(a.mov, a.mov_grid, px, py, pz);
-  const int mov_bin = regpipe_common::bin_of(v, a.mov_lo, a.mov_inv_width, a.bins);
-  return int(__ldg(a.ref_bins + index)) * a.bins + mov_bin;
+  return regpipe_common::bin_of(v, a.mov_lo, a.mov_inv_width, a.bins);
+}
+
+// The joint bin (reference bin * bins + moving bin) of reference voxel `index` under map m,
+// or -1 when it maps outside the moving image.
+__device__ __forceinline__ int joint_bin(const MiArgs& a, const double* __restrict__ m, uint32_t index) {
+  const int mov_bin = moving_bin(a, m, index);
+  return mov_bin < 0 ? -1 : ref_bin(a, index) * a.bins + mov_bin;
 }
 #endif
 

@@ -4,7 +4,7 @@
 // counter's high bits (GPUs then had no shared-memory atomics); here a native shared atomicAdd
 // does that. At the end the block sums each counter over its warps in warp order and adds the
 // non-zero totals to the transform's global histogram. Integer counts: exact and repeatable.
-#include "schemes.hpp"
+#include "block_runs.hpp"
 
 #include <regpipe_common_cuda/cuda_check.hpp>
 
@@ -52,13 +52,10 @@ void run_per_warp(const SchemeLaunch& l) {
   const std::size_t per_transform = std::max<std::size_t>(1, std::size_t(4 * l.sm_count) / l.k);
   const std::size_t needed = (l.voxel_count + std::size_t(l.threads_per_block) - 1) / std::size_t(l.threads_per_block);
   const unsigned blocks_x = unsigned(std::min(per_transform, std::max<std::size_t>(needed, 1)));
-  constexpr std::size_t kMaxGridY = 65535;
-  for (std::size_t first = 0; first < l.k; first += kMaxGridY) {
-    const unsigned batch = unsigned(std::min(kMaxGridY, l.k - first));
-    per_warp_kernel<<<dim3(blocks_x, batch), l.threads_per_block, bytes, l.stream>>>(l.args, l.voxel_count,
-                                                                                       int(first));
+  for_each_transform_batch(l.k, [&](int first, unsigned count) {
+    per_warp_kernel<<<dim3(blocks_x, count), l.threads_per_block, bytes, l.stream>>>(l.args, l.voxel_count, first);
     RP_CUDA_CHECK_LAUNCH("per_warp_kernel");
-  }
+  });
 }
 
 }  // namespace regpipe::cost_mi_cuda
