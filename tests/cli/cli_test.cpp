@@ -222,6 +222,9 @@ INSTANTIATE_TEST_SUITE_P(
                  "--set inputs.moving=@missing.nii.gz --set registration.bins_per_level=true "
                  "--set registration.cost.plugin=cpu.ncc --set registration.cost.params={}",
                  "the cost cpu.ncc has no 'bins' parameter"},
+        BadInput{"MinOverlapOutOfRangeBeforeImages",
+                 "--set inputs.moving=@missing.nii.gz --set registration.min_overlap=1",
+                 "registration.min_overlap=1 is outside [0, 1)"},
         BadInput{"DofUnsupportedByOptimizerBeforeImages",
                  "--set inputs.moving=@missing.nii.gz --set registration.optimizer.plugin=optim.flirt "
                  "--set registration.dof=3",

@@ -2,7 +2,10 @@
 
 #include <regpipe/host/transform.hpp>
 
+#include <Eigen/LU>
+
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <sstream>
@@ -14,9 +17,9 @@ RegistrationObjective::RegistrationObjective(std::vector<CostInstance*> level_co
                                              HostServices& services,
                                              std::vector<LevelImages> levels,
                                              const Eigen::Vector3d& centre, unsigned dof,
-                                             double radius_mm)
+                                             double radius_mm, double min_overlap)
     : level_costs_(std::move(level_costs)), services_(services), levels_(std::move(levels)), centre_(centre),
-      radius_mm_(radius_mm) {
+      radius_mm_(radius_mm), min_overlap_(min_overlap) {
   for (const auto& l : levels_) levels_mm_.push_back(l.level_mm);
   objective_.size = sizeof(objective_);
   objective_.ctx = this;
@@ -80,6 +83,7 @@ void RegistrationObjective::set_level(uint32_t level) {
   cost_->set_reference(l.reference, l.reference_weight ? &*l.reference_weight : nullptr);
   cost_->set_moving(l.moving, l.moving_weight ? &*l.moving_weight : nullptr);
   current_level_ = level;
+  measure_overlap_rule();
   update_typical_step();
   std::ostringstream name;
   name << l.level_mm << " mm";
@@ -97,9 +101,18 @@ void RegistrationObjective::evaluate(const double* params, size_t k, double* cos
     const Eigen::Matrix4d m = params_to_matrix(p, centre_);
     for (int j = 0; j < 16; ++j) matrices_[i * 16 + j] = m(j / 4, j % 4);
   }
-  cost_->evaluate(matrices_.data(), k, costs);
+  // 1 where a plugin leaves overlap_out unwritten: the rule then never applies.
+  overlaps_.assign(k, 1.0);
+  cost_->evaluate(matrices_.data(), k, costs, overlaps_.data());
+  long long below = 0;
+  for (size_t i = 0; i < k; ++i)
+    if (overlaps_[i] * shared_per_reference_ < min_overlap_) {
+      costs[i] = no_overlap_cost_;
+      ++below;
+    }
   total_evaluations_ += static_cast<long long>(k);
   if (stage_) {
+    stage_->below_min_overlap += below;
     stage_->evaluations += static_cast<long long>(k);
     stage_->batches += 1;
     stage_->best_cost = std::min(stage_->best_cost, *std::min_element(costs, costs + k));
@@ -113,6 +126,63 @@ double RegistrationObjective::overlap(const AffineParams& params) {
   for (int j = 0; j < 16; ++j) matrix[j] = m(j / 4, j % 4);
   cost_->evaluate(matrix, 1, &cost, &fraction);
   return fraction;
+}
+
+double RegistrationObjective::shared_overlap(const AffineParams& params) {
+  const double fraction = overlap(params);  // sets the level first when none is set
+  return fraction * shared_per_reference_;
+}
+
+namespace {
+
+// Weighted volume in mm^3: the sum of the weights (1 per voxel without a weighting image)
+// times the voxel volume.
+double weighted_volume_mm3(const Image& image, const std::optional<Image>& weight) {
+  const double voxel = std::fabs(image.voxel_to_world.topLeftCorner<3, 3>().determinant());
+  if (!weight) return voxel * double(image.dims[0]) * double(image.dims[1]) * double(image.dims[2]);
+  double sum = 0.0;
+  for (float w : weight->data) sum += std::max(0.0f, w);
+  return voxel * sum;
+}
+
+// Largest distance from the world origin of a corner of the image's voxel grid.
+double farthest_corner_mm(const Image& image) {
+  double far = 0.0;
+  for (int c = 0; c < 8; ++c) {
+    const Eigen::Vector4d corner((c & 1) ? double(image.dims[0]) : -1.0,
+                                 (c & 2) ? double(image.dims[1]) : -1.0,
+                                 (c & 4) ? double(image.dims[2]) : -1.0, 1.0);
+    far = std::max(far, (image.voxel_to_world * corner).head<3>().norm());
+  }
+  return far;
+}
+
+}  // namespace
+
+// Why a minimum overlap: the histogram measures (MI, NMI; CR with many bins) are estimated
+// from the samples in the overlap, and a handful of samples spread over a joint histogram of
+// thousands of cells looks perfectly "dependent" (each sample alone in its row and column:
+// NMI = 2, MI = log N). A search that may scale and shift the image finds such a sliver and
+// prefers it to the true alignment (docs/flirt-search.md, "Minimum overlap"). A transform
+// that keeps less than min_overlap of the smaller image is therefore scored like one that
+// keeps nothing: the measure's own no-overlap value (abi.h), whatever the measure.
+void RegistrationObjective::measure_overlap_rule() {
+  const LevelImages& l = levels_.at(*current_level_);
+  const double ref = weighted_volume_mm3(l.reference, l.reference_weight);
+  const double mov = weighted_volume_mm3(l.moving, l.moving_weight);
+  shared_per_reference_ = (ref > 0.0 && mov > 0.0) ? ref / std::min(ref, mov) : 1.0;
+  if (!(min_overlap_ > 0.0)) return;
+  // A shift farther than both images reach from the origin leaves no reference point inside
+  // the moving image.
+  Eigen::Matrix4d away = Eigen::Matrix4d::Identity();
+  away(0, 3) = 2.0 * (farthest_corner_mm(l.reference) + farthest_corner_mm(l.moving)) + 1.0;
+  double matrix[16], fraction = 1.0;
+  for (int j = 0; j < 16; ++j) matrix[j] = away(j / 4, j % 4);
+  cost_->evaluate(matrix, 1, &no_overlap_cost_, &fraction);
+  if (fraction != 0.0)
+    throw ComponentError(RP_INTERNAL, "cost " + cost_->component().id +
+                                          " reports an overlap of " + std::to_string(fraction) +
+                                          " for a transform that leaves none (abi.h: 0)");
 }
 
 void RegistrationObjective::close_stage() {

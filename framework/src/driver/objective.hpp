@@ -23,15 +23,19 @@ class RegistrationObjective {
  public:
   // level_costs: the cost component of each level (the same one for all, or one per level
   // when their parameters differ, as bins do with registration.bins_per_level).
+  // min_overlap: registration.min_overlap, the least fraction of the smaller image that a
+  // transform must keep in the overlap to be scored (0: off).
   RegistrationObjective(std::vector<CostInstance*> level_costs, HostServices& services,
                         std::vector<LevelImages> levels, const Eigen::Vector3d& centre,
-                        unsigned dof, double radius_mm);
+                        unsigned dof, double radius_mm, double min_overlap = 0.0);
 
   const rp_objective* abi() const { return &objective_; }
   void set_level(uint32_t level);
   void evaluate(const double* params, size_t k, double* costs);
   // Overlap fraction (abi.h) of one parameter vector at the current level; not counted.
   double overlap(const AffineParams& params);
+  // The same as a fraction of the smaller image (what registration.min_overlap bounds).
+  double shared_overlap(const AffineParams& params);
   // Closes the current stage and opens a new one named `name` (at the current level).
   void begin_stage(const std::string& name);
   // Closes the current stage; returns all stages recorded.
@@ -44,6 +48,10 @@ class RegistrationObjective {
   rp_status guarded(Fn&& fn) noexcept;
   void update_typical_step();
   void close_stage();
+  // At the current level: the cost of a transform that leaves no overlap (abi.h: the
+  // measure's worst value) and the factor from the reference's overlap fraction to the
+  // fraction of the smaller image.
+  void measure_overlap_rule();
 
   std::vector<CostInstance*> level_costs_;
   CostInstance* cost_ = nullptr;  // the current level's
@@ -57,6 +65,12 @@ class RegistrationObjective {
   rp_objective objective_{};
   std::string last_error_;
   std::vector<double> matrices_;  // reused batch buffer
+  std::vector<double> overlaps_;  // reused batch buffer
+
+  // The minimum-overlap rule (registration.min_overlap), per current level.
+  double min_overlap_ = 0.0;
+  double no_overlap_cost_ = 0.0;
+  double shared_per_reference_ = 1.0;
 
   std::vector<StageRecord> stages_;
   std::optional<StageRecord> stage_;

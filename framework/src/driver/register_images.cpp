@@ -226,7 +226,7 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
   for (size_t i = 0; i < reg.levels_mm.size(); ++i)
     level_costs.push_back(components.level_costs.empty() ? &cost : components.level_costs.at(i).get());
   RegistrationObjective objective(std::move(level_costs), services, std::move(levels), result.centre,
-                                  reg.dof, reference.radius_mm);
+                                  reg.dof, reference.radius_mm, reg.min_overlap);
   objective.set_level(0);
   if (objective.overlap(result.params) <= 0.0)
     throw UserError("the moving image does not overlap the reference at the start transform (" +
@@ -234,6 +234,11 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
                     (reg.initialisation == "identity"
                          ? std::string(", or use registration.initialisation: centre_of_mass")
                          : std::string()));
+  if (const double start = objective.shared_overlap(result.params); start < reg.min_overlap)
+    services.log(RP_LOG_WARNING,
+                 "the start transform (" + reg.initialisation + ") keeps only " +
+                     std::to_string(int(start * 100)) + "% of the smaller image inside the other, " +
+                     "below registration.min_overlap: the search starts from the no-overlap cost");
   double f = 0.0;
   if (optimizer.drives_levels()) {
     optimizer.minimize(*objective.abi(), result.params.data(), &f);
@@ -249,9 +254,11 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
   result.stages = objective.finish();
   result.evaluations = objective.evaluations();
   result.ref_to_mov = params_to_matrix(result.params, result.centre);
-  if (const double overlap = objective.overlap(result.params); overlap < 0.25)
+  // Of the smaller image, as registration.min_overlap counts it: a slab moving image keeps
+  // all of itself and only part of the reference.
+  if (const double overlap = objective.shared_overlap(result.params); overlap < 0.25)
     services.log(RP_LOG_WARNING, "the result keeps only " + std::to_string(int(overlap * 100)) +
-                                     "% of the reference inside the moving image: check it");
+                                     "% of the smaller image inside the other: check it");
   return result;
 }
 

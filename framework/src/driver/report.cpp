@@ -41,12 +41,13 @@ nlohmann::json make_report(const Pipeline& pipeline, const RegistrationImages& i
   report["registration"] = {{"dof", pipeline.registration.dof},
                             {"levels_mm", pipeline.registration.levels_mm},
                             {"initialisation", pipeline.registration.initialisation},
-                            {"bins_per_level", pipeline.registration.bins_per_level}};
+                            {"bins_per_level", pipeline.registration.bins_per_level},
+                            {"min_overlap", pipeline.registration.min_overlap}};
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& s : result.stages) {
     nlohmann::json j = {{"name", s.name},       {"level_mm", s.level_mm},
                         {"evaluations", s.evaluations}, {"batches", s.batches},
-                        {"seconds", s.seconds}};
+                        {"below_min_overlap", s.below_min_overlap}, {"seconds", s.seconds}};
     j["best_cost"] = std::isfinite(s.best_cost) ? nlohmann::json(s.best_cost) : nlohmann::json();
     stages.push_back(j);
   }

@@ -222,6 +222,15 @@ void read_registration(YamlContext& ctx, const YAML::Node& root, const PluginHos
   with_child(node, "bins_per_level", [&](const YAML::Node& n) {
     ctx.read_bool("registration.bins_per_level", n, &r.bins_per_level);
   });
+  with_child(node, "min_overlap", [&](const YAML::Node& n) {
+    double fraction = 0.0;
+    if (!ctx.read_double("registration.min_overlap", n, &fraction)) return;
+    if (!(fraction >= 0.0 && fraction < 1.0))
+      ctx.error("registration.min_overlap", n,
+                "registration.min_overlap=" + n.Scalar() +
+                    " is outside [0, 1): it is a fraction of the smaller image (0 turns it off)");
+    else r.min_overlap = fraction;
+  });
   read_component(ctx, node, "cost", RP_KIND_COST, host, r.cost);
   read_component(ctx, node, "optimizer", RP_KIND_OPTIMIZER, host, r.optimizer);
   if (dof_read) check_optimizer_dof(ctx, node, host, r);

@@ -32,6 +32,11 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
        "FLIRT's histogram bins per level: the cost's `bins` at 1 mm, bins / level mm at coarser "
        "levels (at least 16), so that a coarse level's few samples cannot fill a fine histogram "
        "(a near-empty overlap then scores the best cost). Needs a cost with a `bins` parameter."},
+      {"registration.min_overlap", "number in [0, 1)", "0.25",
+       "Least part of the smaller image (its weighted volume) that a transform must keep inside "
+       "the other for its cost to count; below it the transform scores like one with no overlap "
+       "(the measure's worst value). Histogram measures (MI, NMI, CR with many bins) score a "
+       "sliver of a few samples as a perfect match; this keeps searches out of it. 0: off."},
       {"registration.cost.plugin", "plugin id or list of ids", "[cuda.cr, cpu.cr]",
        "Cost component; a list is a preference order: the first that can be created is used."},
       {"registration.cost.params", "map", "{}",

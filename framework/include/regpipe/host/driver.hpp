@@ -21,6 +21,7 @@ struct StageRecord {
   double level_mm = 0.0;
   long long evaluations = 0;  // transforms evaluated by the cost component
   long long batches = 0;      // calls to the cost component
+  long long below_min_overlap = 0;  // transforms scored as no overlap (registration.min_overlap)
   double best_cost = 0.0;
   double seconds = 0.0;
 };
