@@ -12,7 +12,9 @@
 // by k, after a warm-up call (which is also where adaptive learns its configuration). A
 // scheme that cannot hold a bin count even with 32 threads a block prints "-"; the CSV names
 // the threads a block each measurement used (0 for cpu.mi). approximate counts about one
-// sample in threads_per_block: its time is not that of an exact histogram.
+// sample in threads_per_block: its time is not that of an exact histogram. "privatised+pv" is
+// privatised with partial_volume (8 weighted parts a sample; at most 241 bins on an H100, so
+// its 256^2 column is "-").
 #include <regpipe/host/components.hpp>
 #include <regpipe/host/image.hpp>
 
@@ -54,8 +56,11 @@ struct Bench {
   std::optional<double> run(const std::string& data, const Image& image, const std::string& scheme, int bins,
                             size_t k) {
     std::map<std::string, std::string> params{{"bins", std::to_string(bins)}};
+    // "<scheme>+pv": the scheme with partial_volume (Maes et al.: 8 weighted parts a sample)
+    const bool pv = scheme.size() > 3 && scheme.compare(scheme.size() - 3, 3, "+pv") == 0;
+    if (pv) params["partial_volume"] = "true";
     if (scheme.empty()) params["threads"] = std::to_string(cpu_threads);
-    else params["scheme"] = scheme;
+    else params["scheme"] = pv ? scheme.substr(0, scheme.size() - 3) : scheme;
     const std::string id = scheme.empty() ? "cpu.mi" : "cuda.mi";
     std::unique_ptr<CostInstance> cost;
     int threads = 0;
@@ -88,14 +93,15 @@ int main(int argc, char** argv) {
   bool quick = false, cpu = false;
   size_t k = 64;
   Bench b;
-  std::vector<std::string> schemes = {"per_warp",  "per_thread_packed", "privatised", "sort_and_count",
-                                      "presorted", "approximate",       "adaptive"};
+  std::vector<std::string> schemes = {"per_warp",    "per_thread_packed", "privatised", "privatised+pv",
+                                      "sort_and_count", "presorted",      "approximate", "adaptive"};
   app.add_option("--data", data, "folder with chris_t1.nii.gz (default $REGPIPE_TEST_DATA or ../shared/data)");
   app.add_option("--out", out, "folder for cost_mi.csv");
   app.add_flag("--quick", quick, "5 repetitions instead of 21");
   app.add_flag("--cpu", cpu, "also time cpu.mi on this machine's CPU (the ratio)");
   app.add_option("--cpu-threads", b.cpu_threads, "threads of cpu.mi (0 = all cores)");
-  app.add_option("--schemes", schemes, "only these cuda.mi schemes (e.g. to profile one with ncu)");
+  app.add_option("--schemes", schemes,
+                 "only these cuda.mi schemes (e.g. to profile one with ncu); <scheme>+pv: with partial_volume");
   app.add_option("--k", k, "transforms per batched call (default 64)");
   CLI11_PARSE(app, argc, argv);
   b.repetitions = quick ? 5 : 21;

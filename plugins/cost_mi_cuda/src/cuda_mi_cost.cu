@@ -24,11 +24,14 @@ struct Scheme {
   // approximate: about one overlapping sample in threads_per_block is counted, so the
   // histogram's total is scaled back by threads_per_block for the reported overlap
   bool thinned;
+  // partial_volume's shared memory, as shared_bytes; nullptr: the scheme counts whole samples
+  // only and refuses partial_volume
+  std::size_t (*pv_shared_bytes)(int bins, int threads_per_block, std::size_t shared_per_block) = nullptr;
 };
 
 const std::map<std::string, Scheme>& schemes() {
   static const std::map<std::string, Scheme> table = {
-      {"privatised", {run_privatised, privatised_shared_bytes, "a bins x bins histogram of 16-bit counters per block", nullptr, false}},
+      {"privatised", {run_privatised, privatised_shared_bytes, "a bins x bins histogram of 16-bit counters per block", nullptr, false, privatised_pv_shared_bytes}},
       {"per_warp", {run_per_warp, per_warp_shared_bytes, "a bins x bins histogram of 32-bit counters per warp", nullptr, false}},
       {"sort_and_count", {run_sort_and_count, nullptr, "", nullptr, false}},
       {"per_thread_packed", {run_per_thread_packed, per_thread_packed_shared_bytes, "a bins x bins histogram of counters of at least 2 bits per thread", nullptr, false}},
@@ -38,9 +41,11 @@ const std::map<std::string, Scheme>& schemes() {
   return table;
 }
 
-std::string scheme_names() {
+std::string scheme_names(bool partial_volume_only = false) {
   std::string names;
-  for (const char* const* c = kSchemeChoices; *c != nullptr; ++c) names += (names.empty() ? "" : ", ") + std::string(*c);
+  for (const char* const* c = kSchemeChoices; *c != nullptr; ++c)
+    if (!partial_volume_only || schemes().at(*c).pv_shared_bytes != nullptr)
+      names += (names.empty() ? "" : ", ") + std::string(*c);
   return names;
 }
 
@@ -63,7 +68,8 @@ CudaMiCost::CudaMiCost(const rp::Params& params, bool normalised)
       cpu_alternative_(normalised ? "cpu.nmi" : "cpu.mi"),
       bins_(read_int(params, "bins")),
       threads_per_block_(read_int(params, "threads_per_block")),
-      nearest_(params.get_string("interpolation") == "nearest") {
+      nearest_(params.get_string("interpolation") == "nearest"),
+      partial_volume_(params.get_bool("partial_volume")) {
   if (threads_per_block_ % 32 != 0)
     throw rp::Error(RP_INVALID_ARGUMENT,
                     "threads_per_block=" + std::to_string(threads_per_block_) + " is not a multiple of 32");
@@ -71,19 +77,32 @@ CudaMiCost::CudaMiCost(const rp::Params& params, bool normalised)
   const auto it = schemes().find(scheme);
   if (it == schemes().end())
     throw rp::Error(RP_INVALID_ARGUMENT, "scheme=" + scheme + " is not a cuda.mi scheme (" + scheme_names() + ")");
+  // Checked before the device is opened, so that they read the same on a machine without one.
+  if (partial_volume_ && nearest_)  // as cpu.mi / cpu.nmi (cost_cpu's settings.cpp)
+    throw rp::Error(RP_INVALID_ARGUMENT,
+                    "partial_volume=true spreads each sample over its 8 trilinear neighbours and "
+                    "cannot be combined with interpolation=nearest; use interpolation=trilinear");
+  if (partial_volume_ && it->second.pv_shared_bytes == nullptr)
+    throw rp::Error(RP_INVALID_ARGUMENT, "partial_volume=true is not supported by scheme=" + scheme +
+                                             ", which counts whole samples; the schemes that support it: " +
+                                             scheme_names(true) + " (or " + cpu_alternative_ + ")");
   scheme_ = it->second.run;
   thinned_ = it->second.thinned;
   device_ = regpipe_common_cuda::select_device(read_int(params, "device"), cpu_alternative_);
-  const auto fits = [&](int bins) { return it->second.shared_bytes == nullptr || it->second.shared_bytes(bins, threads_per_block_, device_.shared_per_block) > 0; };
+  const auto shared_bytes = partial_volume_ ? it->second.pv_shared_bytes : it->second.shared_bytes;
+  const std::string layout = partial_volume_ ? "a bins x bins histogram of 32-bit fixed-point counters per block "
+                                               "(partial_volume=true)"
+                                             : it->second.shared_layout;
+  const auto fits = [&](int bins) { return shared_bytes == nullptr || shared_bytes(bins, threads_per_block_, device_.shared_per_block) > 0; };
   if (!fits(bins_)) {
     int most = bins_;
     while (most > 1 && !fits(most)) --most;
     throw rp::Error(RP_INVALID_ARGUMENT,
-                    "scheme=" + scheme + " keeps " + it->second.shared_layout + " in shared memory: bins=" +
+                    "scheme=" + scheme + " keeps " + layout + " in shared memory: bins=" +
                         std::to_string(bins_) + " with threads_per_block=" + std::to_string(threads_per_block_) +
                         " does not fit in the " + std::to_string(device_.shared_per_block) + " bytes " + device_.name +
-                        " allows a block (at most bins=" + std::to_string(most) + "); use fewer bins, privatised or " +
-                        cpu_alternative_);
+                        " allows a block (at most bins=" + std::to_string(most) + "); use fewer bins, " +
+                        (partial_volume_ ? "partial_volume=false" : "privatised") + " or " + cpu_alternative_);
   }
   RP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   if (it->second.make_state != nullptr) {
@@ -162,12 +181,18 @@ void CudaMiCost::evaluate(const rp_cost_request& request) {
   }
   const std::size_t entries = std::size_t(bins_) * std::size_t(bins_);
   maps_.ensure(12 * k);
-  joint_.ensure(k * entries);
+  if (partial_volume_)
+    joint_pv_.ensure(k * entries);
+  else
+    joint_.ensure(k * entries);
   partials_.ensure(finish_partials_size(k, bins_));
   host_out_.ensure(2 * k);
   RP_CUDA_CHECK(cudaMemcpyAsync(maps_.get(), host_maps_.get(), 12 * k * sizeof(double), cudaMemcpyHostToDevice,
                                 stream_));
-  RP_CUDA_CHECK(cudaMemsetAsync(joint_.get(), 0, k * entries * sizeof(unsigned), stream_));
+  if (partial_volume_)
+    RP_CUDA_CHECK(cudaMemsetAsync(joint_pv_.get(), 0, k * entries * sizeof(unsigned long long), stream_));
+  else
+    RP_CUDA_CHECK(cudaMemsetAsync(joint_.get(), 0, k * entries * sizeof(unsigned), stream_));
 
   SchemeLaunch l;
   MiArgs& a = l.args;
@@ -180,7 +205,8 @@ void CudaMiCost::evaluate(const rp_cost_request& request) {
   a.nearest = nearest_ ? 1 : 0;
   a.bins = bins_;
   a.maps = maps_.get();
-  a.joint = joint_.get();
+  a.joint = partial_volume_ ? nullptr : joint_.get();
+  a.joint_pv = partial_volume_ ? joint_pv_.get() : nullptr;
   l.k = k;
   l.voxel_count = uint32_t(ref_->voxel_count());
   l.threads_per_block = threads_per_block_;

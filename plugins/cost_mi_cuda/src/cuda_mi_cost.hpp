@@ -38,6 +38,7 @@ class CudaMiCost {
   void (*scheme_)(const SchemeLaunch&) = nullptr;
   int bins_, threads_per_block_;
   bool nearest_;
+  bool partial_volume_;                 // Maes et al.: the histogram in fixed point (joint_pv_)
   bool thinned_ = false;                // the scheme counts about one sample in threads_per_block
   std::unique_ptr<SchemeState> state_;  // the scheme's, for schemes that keep one
 
@@ -49,6 +50,7 @@ class CudaMiCost {
   PinnedBuffer<double> host_maps_, host_out_;
   DeviceBuffer<double> maps_, partials_;
   DeviceBuffer<unsigned> joint_;
+  DeviceBuffer<unsigned long long> joint_pv_;  // partial_volume: k histograms, 2^20 units a sample
   DeviceBuffer<unsigned char> scheme_scratch_;  // SchemeLaunch::scratch
 };
 

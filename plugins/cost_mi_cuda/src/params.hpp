@@ -25,6 +25,10 @@ inline constexpr rp_param_desc kParams[] = {
      "any"},
     {sizeof(rp_param_desc), "interpolation", RP_PARAM_ENUM, "trilinear", 0, 0, kInterpolationChoices, "",
      "how the moving image is sampled: trilinear or nearest"},
+    {sizeof(rp_param_desc), "partial_volume", RP_PARAM_BOOL, "false", 0, 1, nullptr, "",
+     "Maes et al. partial-volume histogram, as cpu.mi's: each sample's 8 neighbours get trilinear "
+     "weights (in fixed point, units of 2^-20; README states the error); scheme privatised only, "
+     "interpolation trilinear, bins x bins 32-bit counters in shared memory (H100: at most 241 bins)"},
     {sizeof(rp_param_desc), "device", RP_PARAM_INT, "0", 0, 63, nullptr, "", "CUDA device index"},
     {sizeof(rp_param_desc), "threads_per_block", RP_PARAM_INT, "256", 32, 1024, nullptr, "",
      "threads per block, a multiple of 32 (approximate: about one sample in this many is counted)"},

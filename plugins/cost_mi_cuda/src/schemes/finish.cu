@@ -7,6 +7,7 @@
 #include "schemes.hpp"
 
 #include <regpipe_common/measure_math.hpp>
+#include <regpipe_common/partial_volume_weights.hpp>
 #include <regpipe_common_cuda/cuda_check.hpp>
 
 #include <algorithm>
@@ -30,15 +31,25 @@ __device__ double block_sum(double v) {
   return total;
 }
 
-__global__ void __launch_bounds__(kFinishThreads) rows_kernel(MiArgs a, int first_transform, double* partials) {
+// A histogram entry in samples: a count, or (partial_volume) a fixed-point weight of 2^20
+// units a sample, converted exactly (entries stay far below 2^53 units) and scaled by a power
+// of two, so h is the weight cpu.mi sums in double up to the quantisation of the parts.
+__device__ __forceinline__ double entry(const unsigned* joint, std::size_t e) { return double(joint[e]); }
+__device__ __forceinline__ double entry(const unsigned long long* joint, std::size_t e) {
+  return double(joint[e]) * (1.0 / double(regpipe_common::kPartialVolumeOne));
+}
+
+template <class Count>
+__global__ void __launch_bounds__(kFinishThreads) rows_kernel(MiArgs a, const Count* all, int first_transform,
+                                                              double* partials) {
   const int r = int(blockIdx.x), t = first_transform + int(blockIdx.y), bins = a.bins;
-  const unsigned* joint = a.joint + std::size_t(t) * bins * bins;
+  const Count* joint = all + std::size_t(t) * bins * bins;
   double row = 0.0, column = 0.0, joint_hlogh = 0.0;
   for (int j = int(threadIdx.x); j < bins; j += kFinishThreads) {
-    const double h = double(joint[std::size_t(r) * bins + j]);
+    const double h = entry(joint, std::size_t(r) * bins + j);
     row += h;
     joint_hlogh += regpipe_common::h_log_h(h);
-    column += double(joint[std::size_t(j) * bins + r]);
+    column += entry(joint, std::size_t(j) * bins + r);
   }
   row = block_sum(row);
   column = block_sum(column);
@@ -76,7 +87,11 @@ void finish_entropies(const SchemeLaunch& l, bool normalised, double* partials, 
   constexpr std::size_t kMaxGridY = 65535;
   for (std::size_t first = 0; first < l.k; first += kMaxGridY) {
     const unsigned batch = unsigned(std::min(kMaxGridY, l.k - first));
-    rows_kernel<<<dim3(unsigned(l.args.bins), batch), kFinishThreads, 0, l.stream>>>(l.args, int(first), partials);
+    const dim3 grid(unsigned(l.args.bins), batch);
+    if (l.args.joint_pv != nullptr)
+      rows_kernel<<<grid, kFinishThreads, 0, l.stream>>>(l.args, l.args.joint_pv, int(first), partials);
+    else
+      rows_kernel<<<grid, kFinishThreads, 0, l.stream>>>(l.args, l.args.joint, int(first), partials);
     RP_CUDA_CHECK_LAUNCH("rows_kernel");
   }
   totals_kernel<<<unsigned(l.k), kFinishThreads, 0, l.stream>>>(l.args, normalised, partials, costs_out, overlaps_out);

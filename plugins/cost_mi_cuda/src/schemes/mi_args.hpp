@@ -19,6 +19,10 @@ struct MiArgs {
   int bins;                     // per image: the joint histogram is bins x bins, row = reference bin
   const double* maps;           // k reference-voxel -> moving-voxel maps (row-major 3x4)
   unsigned* joint;              // k * bins * bins counts, zeroed before the histogram kernel
+  // partial_volume (privatised only): the k histograms in fixed point instead, 2^20 units a
+  // sample (regpipe_common/partial_volume_weights.hpp), zeroed; joint is then unused. nullptr
+  // without partial volume.
+  unsigned long long* joint_pv;
 };
 
 #if defined(__CUDACC__)

@@ -18,6 +18,7 @@
 // the measurements.
 #include "schemes.hpp"
 
+#include <regpipe_common/partial_volume_weights.hpp>
 #include <regpipe_common_cuda/cuda_check.hpp>
 
 #include <algorithm>
@@ -214,6 +215,119 @@ __global__ void __maxnreg__(kRegisters) privatised_kernel(MiArgs a, GridDiv d, u
   }
 }
 
+// partial_volume (Maes et al. 1997; Shams et al. 2010 section 3.4), ours in its layout: the
+// moving sample is not interpolated; its weight of one is split over its 8 neighbours' moving
+// bins in fixed point (regpipe_common::partial_volume_weights: 2^20 units a sample, the parts
+// summing to exactly 2^20) and added to 32-bit counters in shared memory. A counter's wrap is
+// settled exactly as add_narrow does for 16-bit ones: the lane whose add wraps it (old + v >=
+// 2^32, seen in the value the atomic returns) adds 2^32 to the transform's 64-bit global entry,
+// so a block never needs an early flush and the sums are exact integers: deterministic and
+// bitwise repeatable, whatever the order of the atomics. A sample whose 8 neighbours share one
+// moving bin (the background, and the inside of any tissue) weighs exactly 2^20 in one joint
+// bin whatever its fractions, so those lanes are grouped by __match_any_sync and add 2^20 x
+// count once, as the counting kernel does; a sample across an edge adds its parts, neighbours
+// in a row with the same bin merged first.
+__device__ __forceinline__ void add_wide(unsigned* hist, unsigned long long* joint, int bin, unsigned v) {
+  const unsigned old = atomicAdd(hist + bin, v);
+  if (old > 0xffffffffu - v) atomicAdd(joint + bin, 1ull << 32);
+}
+
+__device__ __forceinline__ void flush_pv(uint4* hist, int vectors, unsigned long long* joint) {
+  for (int v = int(threadIdx.x); v < vectors; v += int(blockDim.x)) {
+    const uint4 q = hist[v];
+    if ((q.x | q.y | q.z | q.w) == 0u) continue;
+    hist[v] = make_uint4(0u, 0u, 0u, 0u);
+    const unsigned word[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      if (word[j] != 0u) atomicAdd(joint + 4 * v + j, (unsigned long long)word[j]);  // padding stays 0
+  }
+}
+
+// One sample a thread and step: its 8 gathers are in flight together already. The traversal
+// (persistent grid, contiguous shares, flush on leaving a transform) is privatised_kernel's.
+// ptxas (sm_90, CUDA 13.0): 58 registers under __maxnreg__(64), 40 under 40, no spills; 96
+// bytes of static shared memory (the map).
+template <int kRegisters>
+__global__ void __maxnreg__(kRegisters) privatised_pv_kernel(MiArgs a, GridDiv d, uint32_t voxels, uint64_t total,
+                                                              uint64_t segment, int vectors) {
+  extern __shared__ uint4 hist4[];
+  __shared__ double map[12];
+  const volatile double* m = map;
+  unsigned* hist = reinterpret_cast<unsigned*>(hist4);
+  for (int v = int(threadIdx.x); v < vectors; v += int(blockDim.x)) hist4[v] = make_uint4(0u, 0u, 0u, 0u);
+  __syncthreads();
+
+  const int entries = a.bins * a.bins;
+  const unsigned lane = threadIdx.x & 31u;
+  const regpipe_common::Grid& g = a.mov_grid;
+  for (uint64_t first = uint64_t(blockIdx.x) * segment; first < total; first += uint64_t(gridDim.x) * segment) {
+    const uint64_t last = min(first + segment, total);
+    for (uint64_t s = first; s < last;) {
+      const uint64_t t = s / voxels;
+      const uint32_t begin = uint32_t(s - t * voxels);
+      const uint32_t end = uint32_t(min(uint64_t(voxels), uint64_t(begin) + (last - s)));
+      unsigned long long* joint = a.joint_pv + t * uint64_t(entries);
+      if (threadIdx.x < 12) map[threadIdx.x] = __ldg(a.maps + 12 * t + threadIdx.x);
+      __syncthreads();
+      for (uint32_t base = begin; base < end; base += blockDim.x) {
+        const uint32_t i = base + threadIdx.x;
+        const uint32_t index = i < end ? i : begin;
+        // joint_bin_of's position, in the same operations (cost_cpu's traversal.hpp).
+        const uint32_t plane = uint32_t(a.ref_grid.nx) * uint32_t(a.ref_grid.ny);
+        const int z = int(d.plane.div(index));
+        const uint32_t rest = index - uint32_t(z) * plane;
+        const int y = int(d.row.div(rest));
+        const int x = int(rest - uint32_t(y) * uint32_t(a.ref_grid.nx));
+        float px = float(m[0] * x + m[1] * y + m[2] * z + m[3]);
+        float py = float(m[4] * x + m[5] * y + m[6] * z + m[7]);
+        float pz = float(m[8] * x + m[9] * y + m[10] * z + m[11]);
+        const bool inside = i < end && regpipe_common::inside(g, px, py, pz);
+        if (!inside) px = py = pz = 0.f;
+        // cpu.mi's add_partial_volume: the neighbours and fractions of regpipe_common::trilinear
+        // (upper neighbours clamped), each neighbour's bin that of its own value.
+        const int x0 = int(px), y0 = int(py), z0 = int(pz);
+        const int sy = g.nx, sz = g.nx * g.ny;
+        const int dx = x0 + 1 < g.nx ? 1 : 0;
+        const int dy = y0 + 1 < g.ny ? sy : 0;
+        const int dz = z0 + 1 < g.nz ? sz : 0;
+        const int o = x0 + sy * y0 + sz * z0;
+        const int offsets[8] = {o, o + dx, o + dy, o + dy + dx, o + dz, o + dz + dx, o + dz + dy, o + dz + dy + dx};
+        int mov_bin[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+          mov_bin[j] = regpipe_common::bin_of(__ldg(a.mov + offsets[j]), a.mov_lo, a.mov_inv_width, a.bins);
+        bool uniform = true;
+#pragma unroll
+        for (int j = 1; j < 8; ++j) uniform = uniform && mov_bin[j] == mov_bin[0];
+        const int row = int(__ldg(a.ref_bins + index)) * a.bins;
+        // >= 0: a whole sample in that joint bin; -2: split over several; -1: no sample.
+        const int key = !inside ? -1 : uniform ? row + mov_bin[0] : -2;
+        const unsigned peers = __match_any_sync(0xffffffffu, key);
+        if (key >= 0) {
+          if (lane == unsigned(__ffs(peers) - 1))
+            add_wide(hist, joint, key, unsigned(__popc(peers)) << regpipe_common::kPartialVolumeFractionBits);
+        } else if (key == -2) {
+          uint32_t w[8];
+          regpipe_common::partial_volume_weights(px - float(x0), py - float(y0), pz - float(z0), w);
+          unsigned part = 0;
+#pragma unroll
+          for (int j = 0; j < 8; ++j) {
+            part += w[j];
+            if (j < 7 && mov_bin[j + 1] == mov_bin[j]) continue;
+            if (part != 0u) add_wide(hist, joint, row + mov_bin[j], part);
+            part = 0;
+          }
+        }
+      }
+      __syncthreads();
+      flush_pv(hist4, vectors, joint);
+      __syncthreads();
+      s += end - begin;
+    }
+  }
+}
+
 bool narrow(int bins, std::size_t shared_per_block) {
   return std::size_t(bins) * std::size_t(bins) * sizeof(unsigned) > shared_per_block;
 }
@@ -225,6 +339,13 @@ std::size_t privatised_shared_bytes(int bins, int, std::size_t shared_per_block)
   const std::size_t words = narrow(bins, shared_per_block) ? (entries + 1) / 2 : entries;
   const std::size_t bytes = (words + 3) / 4 * sizeof(uint4);
   return bytes <= shared_per_block ? bytes : 0;
+}
+
+std::size_t privatised_pv_shared_bytes(int bins, int, std::size_t shared_per_block) {
+  const std::size_t entries = std::size_t(bins) * std::size_t(bins);
+  const std::size_t bytes = (entries + 3) / 4 * sizeof(uint4);
+  // + the kernel's static map (12 doubles), which counts against the same per-block limit
+  return bytes + 12 * sizeof(double) <= shared_per_block ? bytes : 0;
 }
 
 namespace {
@@ -239,15 +360,25 @@ Kernel pick(bool is_narrow) {
 }  // namespace
 
 void run_privatised(const SchemeLaunch& l) {
-  const bool is_narrow = narrow(l.args.bins, l.shared_per_block);
-  const std::size_t bytes = privatised_shared_bytes(l.args.bins, l.threads_per_block, l.shared_per_block);
+  const bool pv = l.args.joint_pv != nullptr;
+  const bool is_narrow = !pv && narrow(l.args.bins, l.shared_per_block);
+  const std::size_t bytes = pv ? privatised_pv_shared_bytes(l.args.bins, l.threads_per_block, l.shared_per_block)
+                               : privatised_shared_bytes(l.args.bins, l.threads_per_block, l.shared_per_block);
+  if (bytes == 0)
+    throw rp::Error(RP_INTERNAL, "privatised: bins=" + std::to_string(l.args.bins) +
+                                     " does not fit in shared memory (create should have refused it)");
   // Registers: 40 a thread (1536 threads an SM) when an SM holds two or more histograms, 64
   // when it holds one (256 x 256 bins): its block has at most 1024 threads whatever their
   // registers, so they go to keeping the samples' values in flight. Measured on an H100
   // (README): 40 is ~15% faster than 64 at k=1 up to 128 x 128 bins, and 5% slower at 256 x 256.
+  // partial_volume: the same rule, not tuned separately (ptxas: 58 registers under 64, 40 under
+  // 40, no spills either way).
   int by_shared = 0;
-  RP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&by_shared, pick<40>(is_narrow), 32, bytes));
-  const Kernel kernel = by_shared >= 2 ? pick<40>(is_narrow) : pick<64>(is_narrow);
+  const Kernel small = pv ? privatised_pv_kernel<40> : pick<40>(is_narrow);
+  const Kernel large = pv ? privatised_pv_kernel<64> : pick<64>(is_narrow);
+  RP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&by_shared, small, 32, bytes));
+  const Kernel kernel = by_shared >= 2 ? small : large;
+  const int unroll = pv ? 1 : kUnroll;
   RP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
   // The block size that lets an SM run the most threads (registers and histograms decide):
   // threads_per_block or a multiple of it; 256 x 256 bins: one block of 1024 threads.
@@ -270,14 +401,14 @@ void run_privatised(const SchemeLaunch& l) {
   // for zeroing and flushing a histogram each (at least 8 steps a block).
   const uint64_t total = uint64_t(l.voxel_count) * uint64_t(l.k);
   const int vectors = int(bytes / sizeof(uint4));
-  const uint64_t smallest = uint64_t(8 * kUnroll * threads);
+  const uint64_t smallest = uint64_t(8 * unroll * threads);
   uint64_t blocks = uint64_t(resident) * uint64_t(l.sm_count);
   blocks = std::max<uint64_t>(1, std::min(blocks, (total + smallest - 1) / smallest));
   const uint64_t segment = (total + blocks - 1) / blocks;
   const GridDiv d{FastDiv(uint32_t(l.args.ref_grid.nx) * uint32_t(l.args.ref_grid.ny)),
                   FastDiv(uint32_t(l.args.ref_grid.nx))};
   kernel<<<unsigned(blocks), threads, bytes, l.stream>>>(l.args, d, l.voxel_count, total, segment, vectors);
-  RP_CUDA_CHECK_LAUNCH("privatised_kernel");
+  RP_CUDA_CHECK_LAUNCH(pv ? "privatised_pv_kernel" : "privatised_kernel");
 }
 
 }  // namespace regpipe::cost_mi_cuda

@@ -57,7 +57,8 @@ struct SchemeLaunch {
 
 // Ours: each block counts a run of reference voxels into a private bins x bins histogram in
 // shared memory (32-bit counters, or two 16-bit ones a word when that is what fits), lanes of a
-// warp that share a joint bin add once (__match_any_sync), k transforms in grid.y.
+// warp that share a joint bin add once (__match_any_sync), k transforms in grid.y. With
+// MiArgs::joint_pv set, partial-volume interpolation into 32-bit fixed-point counters.
 void run_privatised(const SchemeLaunch& l);
 // Shams & Kennedy 2007 method 1: a bins x bins histogram of 32-bit counters per warp.
 void run_per_warp(const SchemeLaunch& l);
@@ -84,6 +85,8 @@ std::unique_ptr<SchemeState> make_adaptive_state(const SchemeOptions& o);
 
 // The shared memory per block each scheme needs, 0 when it exceeds `shared_per_block`.
 std::size_t privatised_shared_bytes(int bins, int threads_per_block, std::size_t shared_per_block);
+// privatised with partial_volume: bins x bins 32-bit fixed-point counters.
+std::size_t privatised_pv_shared_bytes(int bins, int threads_per_block, std::size_t shared_per_block);
 std::size_t per_warp_shared_bytes(int bins, int threads_per_block, std::size_t shared_per_block);
 std::size_t per_thread_packed_shared_bytes(int bins, int threads_per_block, std::size_t shared_per_block);
 std::size_t approximate_shared_bytes(int bins, int threads_per_block, std::size_t shared_per_block);
