@@ -79,14 +79,17 @@ void RegistrationObjective::set_level(uint32_t level) {
                             std::to_string(levels_.size()) + " levels)");
   if (current_level_ == level) return;
   const LevelImages& l = levels_[level];
+  std::ostringstream name;
+  name << l.level_mm << " mm";
+  begin_stage(name.str() + " set-up");
+  stage_->level_setup = true;
+  stage_->level_mm = l.level_mm;
   cost_ = level_costs_.at(level);
   cost_->set_reference(l.reference, l.reference_weight ? &*l.reference_weight : nullptr);
   cost_->set_moving(l.moving, l.moving_weight ? &*l.moving_weight : nullptr);
   current_level_ = level;
   measure_overlap_rule();
   update_typical_step();
-  std::ostringstream name;
-  name << l.level_mm << " mm";
   begin_stage(name.str());
   services_.progress(double(level) / double(levels_.size()), "registering at " + name.str());
 }
@@ -190,7 +193,7 @@ void RegistrationObjective::close_stage() {
   stage_->seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - stage_start_).count();
   // A level's default stage stays empty when the optimizer names its own stages.
-  if (stage_->evaluations > 0) stages_.push_back(*stage_);
+  if (stage_->evaluations > 0 || stage_->level_setup) stages_.push_back(*stage_);
   stage_.reset();
 }
 

@@ -47,7 +47,8 @@ nlohmann::json make_report(const Pipeline& pipeline, const RegistrationImages& i
   for (const auto& s : result.stages) {
     nlohmann::json j = {{"name", s.name},       {"level_mm", s.level_mm},
                         {"evaluations", s.evaluations}, {"batches", s.batches},
-                        {"below_min_overlap", s.below_min_overlap}, {"seconds", s.seconds}};
+                        {"below_min_overlap", s.below_min_overlap}, {"seconds", s.seconds},
+                        {"level_setup", s.level_setup}};
     j["best_cost"] = std::isfinite(s.best_cost) ? nlohmann::json(s.best_cost) : nlohmann::json();
     stages.push_back(j);
   }

@@ -141,8 +141,11 @@ RegistrationResult run_pipeline(const Pipeline& p, const PluginHost& plugins, Ho
     std::printf("%-9s %s %s%s\n", c.role.c_str(), c.id.c_str(), c.version.c_str(),
                 c.fallback_from.empty() ? "" : (" (instead of " + c.fallback_from + ")").c_str());
   for (const auto& s : result.stages)
-    std::printf("  %-40s %8lld evaluations  best cost %.6f  %.3f s\n", s.name.c_str(), s.evaluations,
-                s.best_cost, s.seconds);
+    if (s.level_setup)
+      std::printf("  %-40s %47.3f s\n", s.name.c_str(), s.seconds);
+    else
+      std::printf("  %-40s %8lld evaluations  best cost %.6f  %.3f s\n", s.name.c_str(), s.evaluations,
+                  s.best_cost, s.seconds);
   std::printf("total %.3f s (reading %.3f s, registration %.3f s of which search %.3f s, "
               "writing %.3f s); outputs in %s\n",
               total, phases.reading, phases.registration, result.seconds_search, phases.writing,

@@ -15,9 +15,13 @@
 
 namespace regpipe {
 
-// What one named stage of the search did (a level, or a stage an optimizer announced).
+// What one named stage of the search did (a level, or a stage an optimizer announced), or the
+// set-up of a level: its images handed to the cost (set_reference, set_moving: binning,
+// uploads, presorts) and the overlap rule measured, recorded apart so that no search stage
+// carries the next level's preparation.
 struct StageRecord {
   std::string name;
+  bool level_setup = false;
   double level_mm = 0.0;
   long long evaluations = 0;  // transforms evaluated by the cost component
   long long batches = 0;      // calls to the cost component
