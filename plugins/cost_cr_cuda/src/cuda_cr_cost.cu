@@ -60,12 +60,6 @@ CudaCrCost::Geometry geometry_of(const Image& image, bool weighted) {
   return g;
 }
 
-// Copies `count` floats from the caller's (pageable) memory to `device`, growing it as needed.
-void upload(const float* host, std::size_t count, DeviceBuffer<float>& device, cudaStream_t stream) {
-  device.ensure(count);
-  RP_CUDA_CHECK(cudaMemcpyAsync(device.get(), host, count * sizeof(float), cudaMemcpyHostToDevice, stream));
-}
-
 // The power of two that maps `bound` to just under 2^61: fixed-point totals of up to 4x the
 // bound (float rounding of the partial sums) still fit in int64. At most 2^120, so that the
 // kernel's float copy of the scale is finite (a bound below 2^-59 loses resolution).
@@ -192,8 +186,8 @@ void CudaCrCost::set_moving(const rp_image& image, const rp_image* weight) {
   // a thread would cost more than it saves).
   const auto policy = mov.voxel_count < kVoxelsForAThread ? std::launch::deferred : std::launch::async;
   std::future<double> mean = std::async(policy, regpipe_common::weighted_mean, std::cref(mov));
-  upload(mov.values, mov.voxel_count, mov_values_, stream_);
-  if (mov.weights != nullptr) upload(mov.weights, mov.voxel_count, mov_weight_, stream_);
+  mov_values_.upload(mov.values, mov.voxel_count, stream_);
+  if (mov.weights != nullptr) mov_weight_.upload(mov.weights, mov.voxel_count, stream_);
   Geometry geometry = geometry_of(mov, mov.weights != nullptr);
   geometry.mean = mean.get();
   // Bounds of fused's fixed-point sums: interpolation stays within the voxel values and

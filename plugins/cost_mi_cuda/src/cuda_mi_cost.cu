@@ -2,6 +2,7 @@
 #include "params.hpp"
 
 #include <regpipe_common/affine_checks.hpp>
+#include <regpipe_common/parallel_slabs.hpp>
 #include <regpipe_common/voxel_map.hpp>
 #include <regpipe_common_cuda/cuda_check.hpp>
 
@@ -12,8 +13,6 @@
 
 namespace regpipe::cost_mi_cuda {
 namespace {
-
-using regpipe_common::PreparedImage;
 
 struct Scheme {
   void (*run)(const SchemeLaunch&);
@@ -121,47 +120,66 @@ CudaMiCost::~CudaMiCost() {
 
 namespace {
 
-// Validation and binning exactly as cpu.mi / cpu.nmi; the GPU counts unit-weight samples only.
-PreparedImage prepare(const rp_image& image, const rp_image* weight, const char* role, int bins,
-                      const char* measure, const char* cpu_alternative) {
-  if (weight != nullptr)
-    throw rp::Error(RP_UNSUPPORTED, std::string("cuda.mi and cuda.nmi count unweighted samples: the ") + role +
-                                        " weight image needs " + cpu_alternative);
-  PreparedImage p = regpipe_common::prepare_image(image, weight, role);
-  regpipe_common::require_varying(p, role, measure);
-  if (p.voxel_count() > std::size_t(INT_MAX))
-    throw rp::Error(RP_UNSUPPORTED, std::string("the ") + role + " image has " + std::to_string(p.voxel_count()) +
-                                        " voxels; the GPU counts at most " + std::to_string(INT_MAX) + ": use " +
-                                        cpu_alternative);
-  regpipe_common::bin_voxels(p, bins, role);
-  return p;
-}
-
 const char* measure_name(bool normalised) {
   return normalised ? "normalised mutual information" : "mutual information";
 }
 
+// Voxels per slab of the reference's binning below which one thread beats a pool.
+constexpr std::size_t kVoxelsPerSlab = std::size_t(1) << 20;
+constexpr std::size_t kMaxSlabs = 64;
+
 }  // namespace
+
+// Validation and binning exactly as cpu.mi / cpu.nmi (measure_image_in_place checks and
+// measures as prepare_image does, bit for bit), without copying the image; the GPU counts
+// unit-weight samples only.
+CudaMiCost::Geometry CudaMiCost::measure(const rp_image& image, const rp_image* weight, const char* role) const {
+  if (weight != nullptr)
+    throw rp::Error(RP_UNSUPPORTED, std::string("cuda.mi and cuda.nmi count unweighted samples: the ") + role +
+                                        " weight image needs " + cpu_alternative_);
+  const regpipe_common::MeasuredImage m = regpipe_common::measure_image_in_place(image, nullptr, role);
+  regpipe_common::require_varying(m, role, measure_name(normalised_));
+  if (m.voxel_count > std::size_t(INT_MAX))
+    throw rp::Error(RP_UNSUPPORTED, std::string("the ") + role + " image has " + std::to_string(m.voxel_count) +
+                                        " voxels; the GPU counts at most " + std::to_string(INT_MAX) + ": use " +
+                                        cpu_alternative_);
+  Geometry g;
+  g.grid = m.grid;
+  std::copy(m.voxel_to_world, m.voxel_to_world + 16, g.voxel_to_world);
+  g.binning = regpipe_common::make_binning(m.min_value, m.max_value, bins_, role);
+  g.voxel_count = m.voxel_count;
+  return g;
+}
 
 void CudaMiCost::set_reference(const rp_image& image, const rp_image* weight) {
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
-  PreparedImage ref = prepare(image, weight, "reference", bins_, measure_name(normalised_), cpu_alternative_);
-  regpipe_common_cuda::require_device_memory(ref.voxel_count() * sizeof(uint16_t), "the reference image", device_);
-  const std::vector<uint16_t> bins(ref.voxel_bins.begin(), ref.voxel_bins.end());  // bins <= 1024
-  ref_bins_.upload(bins, stream_);
-  if (state_) state_->reference_changed(ref.voxel_bins, bins_, stream_);
+  ref_.reset();  // until this call's uploads are done
+  const Geometry ref = measure(image, weight, "reference");
+  regpipe_common_cuda::require_device_memory(ref.voxel_count * sizeof(uint16_t), "the reference image", device_);
+  // Each voxel's bin (bins <= 1024), in parallel slabs: the binning is per voxel, so the
+  // result does not depend on the slabs.
+  ref_bins_host_.resize(ref.voxel_count);
+  const std::size_t slabs = std::clamp<std::size_t>(ref.voxel_count / kVoxelsPerSlab, 1, kMaxSlabs);
+  regpipe_common::parallel_slabs(slabs, [&](std::size_t s) {
+    const std::size_t end = regpipe_common::slab_begin(ref.voxel_count, slabs, s + 1);
+    for (std::size_t i = regpipe_common::slab_begin(ref.voxel_count, slabs, s); i < end; ++i)
+      ref_bins_host_[i] = uint16_t(ref.binning.bin(image.data[i]));
+  });
+  ref_bins_.upload(ref_bins_host_, stream_);
+  if (state_) state_->reference_changed(ref_bins_host_, bins_, stream_);
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  ref_ = std::move(ref);
+  ref_ = ref;
 }
 
 void CudaMiCost::set_moving(const rp_image& image, const rp_image* weight) {
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
-  PreparedImage mov = prepare(image, weight, "moving", bins_, measure_name(normalised_), cpu_alternative_);
-  regpipe_common_cuda::require_device_memory(mov.voxel_count() * sizeof(float), "the moving image", device_);
-  mov_values_.upload(mov.values, stream_);
+  mov_.reset();  // until this call's upload is done
+  const Geometry mov = measure(image, weight, "moving");
+  regpipe_common_cuda::require_device_memory(mov.voxel_count * sizeof(float), "the moving image", device_);
+  mov_values_.upload(image.data, mov.voxel_count, stream_);  // from the caller's memory, read in place
   if (state_) state_->moving_changed();
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  mov_ = std::move(mov);
+  mov_ = mov;
 }
 
 void CudaMiCost::evaluate(const rp_cost_request& request) {
@@ -208,7 +226,7 @@ void CudaMiCost::evaluate(const rp_cost_request& request) {
   a.joint = partial_volume_ ? nullptr : joint_.get();
   a.joint_pv = partial_volume_ ? joint_pv_.get() : nullptr;
   l.k = k;
-  l.voxel_count = uint32_t(ref_->voxel_count());
+  l.voxel_count = uint32_t(ref_->voxel_count);
   l.threads_per_block = threads_per_block_;
   l.sm_count = device_.sm_count;
   l.shared_per_block = device_.shared_per_block;
@@ -228,7 +246,7 @@ void CudaMiCost::evaluate(const rp_cost_request& request) {
   if (overlap_out != nullptr)
     for (std::size_t t = 0; t < k; ++t)
       overlap_out[t] = std::min(1.0, overlaps[t] * (thinned_ ? double(threads_per_block_) : 1.0) /
-                                         double(ref_->voxel_count()));
+                                         double(ref_->voxel_count));
 }
 
 }  // namespace regpipe::cost_mi_cuda

@@ -1,6 +1,7 @@
 // cuda.mi and cuda.nmi: the host side of every scheme. Images are validated and binned
-// exactly as cost_cpu does (regpipe_common::prepare_image / bin_voxels), uploaded once per
-// set_reference / set_moving. Each evaluate copies the k voxel maps to the device in one
+// exactly as cost_cpu does (the same checks, range and bins), read in place in parallel slabs
+// (regpipe_common::measure_image_in_place) and uploaded once per set_reference / set_moving:
+// the reference as bins, the moving image as its values. Each evaluate copies the k voxel maps to the device in one
 // transfer, zeroes the k joint histograms, runs the selected scheme and the GPU finish step,
 // which writes the k costs and overlaps straight to page-locked memory, and synchronises once.
 #pragma once
@@ -16,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace regpipe::cost_mi_cuda {
 
@@ -42,7 +44,17 @@ class CudaMiCost {
   bool thinned_ = false;                // the scheme counts about one sample in threads_per_block
   std::unique_ptr<SchemeState> state_;  // the scheme's, for schemes that keep one
 
-  std::optional<regpipe_common::PreparedImage> ref_, mov_;
+  // What evaluate needs of an image whose voxels are on the device.
+  struct Geometry {
+    regpipe_common::Grid grid{1, 1, 1};
+    double voxel_to_world[16] = {};
+    regpipe_common::IntensityBinning binning;
+    std::size_t voxel_count = 0;
+  };
+  Geometry measure(const rp_image& image, const rp_image* weight, const char* role) const;
+
+  std::optional<Geometry> ref_, mov_;
+  std::vector<uint16_t> ref_bins_host_;  // kept for the upload in flight and the scheme's state
   DeviceBuffer<uint16_t> ref_bins_;
   DeviceBuffer<float> mov_values_;
   // Per evaluation: k maps in (page-locked, one copy); k joint histograms and the finish

@@ -23,13 +23,14 @@ class DeviceBuffer {
     RP_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(T)));
     capacity_ = count;
   }
-  void upload(const std::vector<T>& host, cudaStream_t stream) {
-    ensure(host.size());
-    if (!host.empty())
-      RP_CUDA_CHECK(cudaMemcpyAsync(data_, host.data(), host.size() * sizeof(T),
-                                    cudaMemcpyHostToDevice, stream));
-    size_ = host.size();
+  // Asynchronous: `host` must stay valid until the stream has passed the copy.
+  void upload(const T* host, std::size_t count, cudaStream_t stream) {
+    ensure(count);
+    if (count > 0)
+      RP_CUDA_CHECK(cudaMemcpyAsync(data_, host, count * sizeof(T), cudaMemcpyHostToDevice, stream));
+    size_ = count;
   }
+  void upload(const std::vector<T>& host, cudaStream_t stream) { upload(host.data(), host.size(), stream); }
   void release() {
     if (data_ != nullptr) cudaFree(data_);
     data_ = nullptr;

@@ -85,7 +85,7 @@ class AdaptiveState : public SchemeState {
         budget_(uint32_t(o.shared_per_block / 2)),
         threads_total_(double(o.sm_count) * double(o.threads_per_block)) {}
 
-  void reference_changed(const std::vector<int32_t>&, int, cudaStream_t) override { optimised_ = false; }
+  void reference_changed(const std::vector<uint16_t>&, int, cudaStream_t) override { optimised_ = false; }
   void moving_changed() override { optimised_ = false; }
 
   // Before the launch: the configuration to count with.

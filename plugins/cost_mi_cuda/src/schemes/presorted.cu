@@ -35,10 +35,10 @@ struct Segment {
 
 class PresortedState : public SchemeState {
  public:
-  void reference_changed(const std::vector<int32_t>& ref_bins, int bins, cudaStream_t stream) override {
+  void reference_changed(const std::vector<uint16_t>& ref_bins, int bins, cudaStream_t stream) override {
     // Stable counting sort: within a bin the voxels stay in raster order (coalesced, cached reads).
     std::vector<uint32_t> first(std::size_t(bins) + 1, 0u);
-    for (int32_t b : ref_bins) ++first[std::size_t(b) + 1];
+    for (uint16_t b : ref_bins) ++first[std::size_t(b) + 1];
     for (int b = 0; b < bins; ++b) first[std::size_t(b) + 1] += first[std::size_t(b)];
     std::vector<uint32_t> order(ref_bins.size()), next(first.begin(), first.end() - 1);
     for (std::size_t i = 0; i < ref_bins.size(); ++i) order[next[std::size_t(ref_bins[i])]++] = uint32_t(i);

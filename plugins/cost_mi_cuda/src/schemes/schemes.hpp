@@ -26,7 +26,7 @@ class SchemeState {
   virtual ~SchemeState() = default;
   // From set_reference: the reference's bins (x fastest), before any evaluation on it. Uploads
   // go to `stream`, which set_reference synchronises afterwards.
-  virtual void reference_changed(const std::vector<int32_t>& /*ref_bins*/, int /*bins*/, cudaStream_t /*stream*/) {}
+  virtual void reference_changed(const std::vector<uint16_t>& /*ref_bins*/, int /*bins*/, cudaStream_t /*stream*/) {}
   // From set_moving.
   virtual void moving_changed() {}
   // After the evaluation's one synchronisation: what the scheme copied back is on the host.
