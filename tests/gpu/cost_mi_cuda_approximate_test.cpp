@@ -21,21 +21,6 @@ using namespace regpipe::mi_test;
 
 namespace {
 
-// The level's images prepared and binned exactly as cpu.mi / cuda.mi do.
-struct BinnedPair {
-  regpipe_common::PreparedImage ref, mov;
-};
-
-BinnedPair binned_pair(double mm, int bins) {
-  const auto& [ref, mov] = fixture().levels.at(mm);
-  const rp_image ref_view = ref.view(), mov_view = mov.view();
-  BinnedPair p{regpipe_common::prepare_image(ref_view, nullptr, "reference"),
-               regpipe_common::prepare_image(mov_view, nullptr, "moving")};
-  regpipe_common::bin_voxels(p.ref, bins, "reference");
-  regpipe_common::bin_voxels(p.mov, bins, "moving");
-  return p;
-}
-
 // The joint bin of every reference voxel under `matrix` (-1 outside the moving image), sampled
 // as plugins/cost_cpu/src/traversal.hpp does (position in double rounded once to float,
 // trilinear in float, the shared bin_of).

@@ -9,6 +9,8 @@
 #include <regpipe/host/pyramid.hpp>
 #include <regpipe/host/transform.hpp>
 
+#include <regpipe_common/prepared_image.hpp>
+
 #include "support/test_support.hpp"
 
 #include <cmath>
@@ -47,6 +49,22 @@ struct Fixture {
 inline Fixture& fixture() {
   static Fixture f;
   return f;
+}
+
+// A level's images (fixture().levels) prepared and binned exactly as cpu.mi / cuda.mi do, for
+// the tests that rebuild a histogram on the CPU.
+struct BinnedPair {
+  regpipe_common::PreparedImage ref, mov;
+};
+
+inline BinnedPair binned_pair(double mm, int bins) {
+  const auto& [ref, mov] = fixture().levels.at(mm);
+  const rp_image ref_view = ref.view(), mov_view = mov.view();
+  BinnedPair p{regpipe_common::prepare_image(ref_view, nullptr, "reference"),
+               regpipe_common::prepare_image(mov_view, nullptr, "moving")};
+  regpipe_common::bin_voxels(p.ref, bins, "reference");
+  regpipe_common::bin_voxels(p.mov, bins, "moving");
+  return p;
 }
 
 inline std::unique_ptr<CostInstance> make_cost(const std::string& id, const std::map<std::string, std::string>& params) {

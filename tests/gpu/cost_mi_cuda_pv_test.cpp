@@ -42,21 +42,6 @@ constexpr int kPvBins[] = {32, 64, 128, 192};
 // (~1/N); the emulation check below catches single samples at every level. Measured: README.
 constexpr double kPvTolerance = 1e-6;
 
-// The level's images prepared and binned exactly as cpu.mi / cuda.mi do.
-struct BinnedPair {
-  regpipe_common::PreparedImage ref, mov;
-};
-
-BinnedPair binned_pair(double mm, int bins) {
-  const auto& [ref, mov] = fixture().levels.at(mm);
-  const rp_image ref_view = ref.view(), mov_view = mov.view();
-  BinnedPair p{regpipe_common::prepare_image(ref_view, nullptr, "reference"),
-               regpipe_common::prepare_image(mov_view, nullptr, "moving")};
-  regpipe_common::bin_voxels(p.ref, bins, "reference");
-  regpipe_common::bin_voxels(p.mov, bins, "moving");
-  return p;
-}
-
 // The fixed-point partial-volume histogram the GPU is meant to count, in samples: cost_cpu's
 // traversal (position in double rounded once to float, the sampling domain) and
 // add_partial_volume's neighbours (upper ones clamped) and fractions, the parts from
