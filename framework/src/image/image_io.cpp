@@ -329,6 +329,8 @@ void write_as(const Image& image, const fs::path& path, const std::vector<std::s
 
 }  // namespace
 
+void prepare_image_io() { register_formats(); }
+
 void write_image(const Image& image, const fs::path& path, VoxelType type) {
   register_formats();
   const std::vector<std::string> companions = companions_for_writing(path);

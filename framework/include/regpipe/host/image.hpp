@@ -54,6 +54,11 @@ struct ReadOptions {
 // range), 2D or 5D and more.
 Image read_image(const std::filesystem::path& path, const ReadOptions& options = {});
 
+// Registers ITK's image formats (once per process). Reading and writing call it themselves;
+// call it before starting threads that read or write images, since ITK's object factory list
+// is not safe to change while another thread creates an ImageIO from it.
+void prepare_image_io();
+
 // Writes the image as `type` (integer types: each value rounded to nearest and clamped to the
 // type's range, NaN as 0) in the format named by the extension (.nii.gz, .nii, .hdr with its
 // .img, .mha, .nrrd), atomically (temporary file in the same folder, then rename): on failure
