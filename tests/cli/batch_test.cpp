@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <iterator>
 
 namespace fs = std::filesystem;
 using regpipe::test::run_command;
@@ -72,8 +73,19 @@ outputs:
         regpipe::read_matrix_file(dir_ / "truths" / (std::string(c.name) + ".txt")));
     return regpipe::mean_displacement_mm(found, truth, reference, regpipe::foreground_threshold(reference));
   }
-  nlohmann::json batch_report() const {
-    return nlohmann::json::parse(std::ifstream(result() / "batch_report.json"));
+  nlohmann::json batch_report(const fs::path& dir = {}) const {
+    return nlohmann::json::parse(std::ifstream((dir.empty() ? result() : dir) / "batch_report.json"));
+  }
+  static std::string file_text(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  // Hidden temporaries of atomic writes (".<name>.partial-<pid>-<n>...") left anywhere under dir.
+  static std::vector<fs::path> partial_files(const fs::path& dir) {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+      if (e.path().filename().string().find(".partial-") != std::string::npos) out.push_back(e.path());
+    return out;
   }
   regpipe::test::TempDir dir_;
 };
@@ -104,7 +116,14 @@ TEST_F(BatchTest, RegistersEveryMovingImageToItsTruth) {
     EXPECT_GT(summary[phase].get<double>(), 0.0) << phase;
     phase_sum += summary[phase].get<double>();
   }
-  EXPECT_LE(phase_sum, summary["seconds_total"].get<double>());
+  // outputs.parallel_io (the default): reads and writes overlap the registrations, so the
+  // phases may sum to more than the wall clock; the sequential batch's test checks the sum.
+  EXPECT_EQ(summary["parallel_io"], true);
+  EXPECT_GE(summary["io_threads"]["readers"].get<int>(), 1);
+  EXPECT_GE(summary["io_threads"]["writers"].get<int>(), 1);
+  EXPECT_GE(summary["seconds_waiting_for_reading"].get<double>(), 0.0);
+  EXPECT_GE(summary["seconds_waiting_for_writing"].get<double>(), 0.0);
+  EXPECT_EQ(summary["seconds_resampling"].get<double>(), 0.0);  // registered_image: false
   ASSERT_EQ(report["images"].size(), 3u);
   for (size_t i = 0; i < 3; ++i) {  // sorted by path: the cases' order
     const nlohmann::json& image = report["images"][i];
@@ -143,6 +162,102 @@ TEST_F(BatchTest, ACorruptImageFailsOnlyItself) {
   for (const char* phase : {"seconds_reading", "seconds_registration", "seconds_writing"})
     EXPECT_TRUE(bad[phase].is_null()) << phase << ": the read failed, nothing was timed";
   EXPECT_FALSE(fs::exists(result() / "scan_bad"));
+}
+
+// outputs.parallel_io reads ahead and writes behind on worker threads; the registrations
+// themselves (cpu.cr is deterministic) and every file must be those of the sequential batch.
+TEST_F(BatchTest, ParallelIoGivesTheSequentialBatchsFiles) {
+  const fs::path sequential = dir_ / "sequential", parallel = dir_ / "parallel";
+  for (const auto& [dir, flag] : {std::pair{sequential, "false"}, std::pair{parallel, "true"}}) {
+    int status = -1;
+    const std::string out = run("run " + shell_quoted(pipeline()) + " --quiet --set outputs.registered_image=true" +
+                                    " --set outputs.parallel_io=" + flag + " --set outputs.dir=" + shell_quoted(dir),
+                                &status);
+    ASSERT_EQ(status, 0) << out;
+    size_t at = 0;  // one line per image, in the images' order
+    for (size_t i = 0; i < 3; ++i) {
+      at = out.find("[" + std::to_string(i + 1) + "/3] ", at);
+      ASSERT_NE(at, std::string::npos) << "line " << i + 1 << " missing or out of order:\n" << out;
+      EXPECT_NE(out.find(std::string(kCases[i].name) + ".nii.gz: ok", at), std::string::npos) << out;
+    }
+  }
+  const auto reference = regpipe::read_image(dir_ / "reference.nii.gz");
+  for (const Case& c : kCases) {
+    for (const char* f : {"transform.mat", "transform.tfm", "transform_world.txt"})
+      EXPECT_EQ(file_text(parallel / c.name / f), file_text(sequential / c.name / f)) << c.name << "/" << f;
+    const auto a = regpipe::read_image(sequential / c.name / "registered.nii.gz");
+    const auto b = regpipe::read_image(parallel / c.name / "registered.nii.gz");
+    EXPECT_EQ(b.dims, reference.dims) << c.name;
+    EXPECT_EQ(a.data, b.data) << c.name << ": registered images differ";
+    const auto ra = nlohmann::json::parse(std::ifstream(sequential / c.name / "report.json"));
+    const auto rb = nlohmann::json::parse(std::ifstream(parallel / c.name / "report.json"));
+    EXPECT_EQ(ra["result"], rb["result"]) << c.name;
+    EXPECT_EQ(ra["inputs"], rb["inputs"]) << c.name;
+    EXPECT_EQ(ra["components"], rb["components"]) << c.name;
+    ASSERT_EQ(ra["stages"].size(), rb["stages"].size()) << c.name;
+    for (size_t s = 0; s < ra["stages"].size(); ++s)
+      for (const char* key : {"name", "evaluations", "batches", "best_cost", "below_min_overlap"})
+        EXPECT_EQ(ra["stages"][s][key], rb["stages"][s][key]) << c.name << " stage " << s << " " << key;
+    for (const char* phase : {"reading", "registration", "writing", "total"})
+      EXPECT_GT(rb["seconds"][phase].get<double>(), 0.0) << c.name << " " << phase;
+  }
+  for (const fs::path& dir : {sequential, parallel})
+    for (const auto& image : batch_report(dir)["images"]) {  // a part of the writing
+      EXPECT_GT(image["seconds_resampling"].get<double>(), 0.0) << dir;
+      EXPECT_LT(image["seconds_resampling"].get<double>(), image["seconds_writing"].get<double>()) << dir;
+    }
+  const nlohmann::json a = batch_report(sequential), b = batch_report(parallel);
+  EXPECT_EQ(a["summary"]["parallel_io"], false);
+  EXPECT_EQ(a["summary"]["io_threads"]["readers"], 0);
+  EXPECT_EQ(b["summary"]["parallel_io"], true);
+  for (const char* key : {"images", "failures"}) EXPECT_EQ(a["summary"][key], b["summary"][key]) << key;
+  double phase_sum = 0.0;  // in turn, the phases fit in the wall clock
+  for (const char* phase : {"seconds_reading", "seconds_registration", "seconds_writing"})
+    phase_sum += a["summary"][phase].get<double>();
+  EXPECT_LE(phase_sum, a["summary"]["seconds_total"].get<double>());
+  ASSERT_EQ(a["images"].size(), b["images"].size());
+  for (size_t i = 0; i < a["images"].size(); ++i) {
+    for (const char* key : {"path", "status", "error", "final_cost"})
+      EXPECT_EQ(a["images"][i][key], b["images"][i][key]) << i << " " << key;
+    EXPECT_EQ(fs::path(b["images"][i]["outputs"].get<std::string>()), parallel / kCases[i].name);
+  }
+  EXPECT_TRUE(partial_files(parallel).empty());
+}
+
+// A corrupt image between good ones, with registered images written behind: reported in its
+// turn, the images after it registered, every output complete.
+TEST_F(BatchTest, ACorruptImageInTheMiddleOfAParallelBatchFailsOnlyItself) {
+  std::ofstream(dir_ / "scans" / "scan_bad.nii.gz") << "not an image";
+  std::string truncated = file_text(dir_ / "scans" / "scan_a.nii.gz");
+  std::ofstream(dir_ / "scans" / "scan_b2.nii.gz", std::ios::binary) << truncated.substr(0, truncated.size() / 2);
+  int status = -1;
+  const std::string out =
+      run("run " + shell_quoted(pipeline()) + " --quiet --set outputs.registered_image=true", &status);
+  EXPECT_EQ(status, 2) << out;
+  // sorted: scan_a, scan_b, scan_b2 (truncated), scan_bad (corrupt), scan_c
+  const size_t b = out.find("[2/5] "), b2 = out.find("[3/5] "), bad = out.find("[4/5] "), c = out.find("[5/5] ");
+  ASSERT_TRUE(b != std::string::npos && b2 != std::string::npos && bad != std::string::npos &&
+              c != std::string::npos) << out;
+  EXPECT_TRUE(b < b2 && b2 < bad && bad < c) << "lines out of order:\n" << out;
+  EXPECT_NE(out.find("scan_b2.nii.gz: FAILED", b2), std::string::npos) << out;
+  EXPECT_NE(out.find("scan_bad.nii.gz: FAILED", bad), std::string::npos) << out;
+  EXPECT_NE(out.find("scan_c.nii.gz: ok", c), std::string::npos) << out;
+  const auto reference = regpipe::read_image(dir_ / "reference.nii.gz");
+  for (const Case& c : kCases) {
+    EXPECT_LT(error_mm(c), 0.5) << c.name;
+    EXPECT_EQ(regpipe::read_image(result() / c.name / "registered.nii.gz").dims, reference.dims) << c.name;
+    const auto r = nlohmann::json::parse(std::ifstream(result() / c.name / "report.json"));
+    EXPECT_TRUE(r["result"]["final_cost"].is_number()) << c.name;
+  }
+  const nlohmann::json report = batch_report();
+  EXPECT_EQ(report["summary"]["images"], 5);
+  EXPECT_EQ(report["summary"]["failures"], 2);
+  const char* statuses[] = {"ok", "ok", "failed", "failed", "ok"};
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(report["images"][i]["status"], statuses[i]) << i;
+  EXPECT_NE(report["images"][2]["error"].get<std::string>().find("scan_b2.nii.gz"), std::string::npos);
+  EXPECT_FALSE(fs::exists(result() / "scan_b2"));
+  EXPECT_FALSE(fs::exists(result() / "scan_bad"));
+  EXPECT_TRUE(partial_files(result()).empty());
 }
 
 TEST_F(BatchTest, AGlobMatchingNothingIsRefused) {

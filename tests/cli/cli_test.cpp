@@ -143,6 +143,23 @@ TEST_F(CliTest, OptimizerPreferenceListSkipsOneWithoutTheDof) {
             "optim.flirt: supports DOF 6, 7, 9 or 12, not registration.dof=3");
 }
 
+// outputs.parallel_io (the default) reads the reference and the moving image in two threads;
+// when both fail, the reference's error is the one reported, as when they are read in turn.
+TEST_F(CliTest, BothImagesUnreadableReportsTheReferenceOnly) {
+  std::ofstream(dir_ / "corrupt.nii.gz") << "not a nifti file at all";
+  for (const char* parallel : {"true", "false"}) {
+    int status = -1;
+    const std::string out = run("run " + quoted(pipeline()) + " --quiet --set registration.cost.plugin=cpu.cr" +
+                                    " --set outputs.parallel_io=" + parallel + " --set inputs.reference=" +
+                                    quoted(dir_ / "corrupt.nii.gz") + " --set inputs.moving=" +
+                                    quoted(dir_ / "missing.nii.gz"),
+                                &status);
+    EXPECT_EQ(status, 2) << out;
+    EXPECT_NE(out.find("corrupt.nii.gz"), std::string::npos) << parallel << ":\n" << out;
+    EXPECT_EQ(out.find("missing.nii.gz"), std::string::npos) << parallel << ":\n" << out;
+  }
+}
+
 TEST_F(CliTest, PluginsListsComponentsAsTextAndJson) {
   int status = -1;
   std::string out = run("plugins", &status);
@@ -204,6 +221,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"MissingFile", "--set inputs.moving=@missing.nii.gz", "missing.nii.gz"},
         BadInput{"CorruptNifti", "--set inputs.moving=@corrupt.nii.gz", "corrupt.nii.gz"},
         BadInput{"TruncatedNifti", "--set inputs.moving=@truncated.nii.gz", "truncated.nii.gz"},
+        BadInput{"SequentialIoCorruptNifti",
+                 "--set outputs.parallel_io=false --set inputs.moving=@corrupt.nii.gz", "corrupt.nii.gz"},
         BadInput{"UnknownPlugin", "--set registration.optimizer.plugin=optim.bogus",
                  "unknown optimizer plugin 'optim.bogus'"},
         BadInput{"MisspelledKey", "--set registration.levels=[4]", "unknown key 'levels' in registration (did you mean 'levels_mm'?)"},

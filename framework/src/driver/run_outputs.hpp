@@ -14,10 +14,34 @@ namespace regpipe {
 // Creates the output folder if missing; fails before any work when it cannot be made or written.
 void prepare_output_dir(const std::filesystem::path& dir);
 
-// Writes the pipeline's outputs (transforms, registered image, QA picture, report.json, each
-// atomically) into p.outputs.dir. `start` is when the run began (the report's total time);
-// `phases` brings the reading and registration times and gets the writing time. Returns the
-// mean displacement error against evaluation.truth when the pipeline has one.
+// The output work in two halves, so that a batch can write one result's files on another
+// thread while the next image registers.
+//
+// First half, on the thread that owns the plugins: the moving image resampled onto the
+// reference grid through the pipeline's resampler plugin (outputs.registered_image or
+// outputs.qa_png), else nothing.
+std::optional<Image> resample_registered(const Pipeline& p, const RegistrationImages& images,
+                                         const Eigen::Matrix4d& ref_to_mov,
+                                         const PluginHost& plugins, HostServices& services);
+// Second half, on any thread (no plugin is called): transforms, registered image, QA picture
+// and report.json, each written atomically, into p.outputs.dir. `reference` is the whole
+// reference (the QA picture and evaluation.truth read its voxels), `moving` only the moving
+// image's grid and file type (image_header is enough). `phases` brings the reading and
+// registration times and the resampling time as phases.writing (NaN: none), to which this
+// adds its own; `seconds_before` is the run's time before this call (the report's total).
+// Returns the mean displacement error against evaluation.truth when the pipeline has one.
+std::optional<double> write_output_files(const Pipeline& p, const Image& reference,
+                                         const Image& moving, const RegistrationResult& result,
+                                         const std::optional<Image>& registered,
+                                         PhaseSeconds& phases, double seconds_before);
+// An image's grid and file type without its voxels.
+Image image_header(const Image& image);
+
+// The two halves in turn (a single run): writes the pipeline's outputs (transforms,
+// registered image, QA picture, report.json, each atomically) into p.outputs.dir. `start` is
+// when the run began (the report's total); `phases` brings the reading and registration
+// times and gets the writing time (the resampling included). Returns the mean displacement
+// error against evaluation.truth when the pipeline has one.
 std::optional<double> write_outputs(const Pipeline& p, const RegistrationImages& images,
                                     const RegistrationResult& result, const PluginHost& plugins,
                                     HostServices& services, std::chrono::steady_clock::time_point start,

@@ -10,8 +10,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <exception>
 #include <fstream>
+#include <thread>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -67,8 +70,8 @@ Image registered_image(const Pipeline& p, const RegistrationImages& images,
 }
 
 // outputs.datatype: "moving" is the moving image file's type (FLIRT's default).
-VoxelType registered_image_type(const Pipeline& p, const RegistrationImages& images) {
-  if (p.outputs.datatype == "moving") return images.moving.file_type;
+VoxelType registered_image_type(const Pipeline& p, const Image& moving) {
+  if (p.outputs.datatype == "moving") return moving.file_type;
   return voxel_type_from_name(p.outputs.datatype).value_or(VoxelType::float32);
 }
 
@@ -81,40 +84,105 @@ float foreground_threshold(const Image& image) {
   return 0.2f * v[k];
 }
 
-std::optional<double> write_outputs(const Pipeline& p, const RegistrationImages& images,
-                                    const RegistrationResult& result, const PluginHost& plugins,
-                                    HostServices& services, std::chrono::steady_clock::time_point start,
-                                    PhaseSeconds& phases) {
+std::optional<Image> resample_registered(const Pipeline& p, const RegistrationImages& images,
+                                         const Eigen::Matrix4d& ref_to_mov,
+                                         const PluginHost& plugins, HostServices& services) {
+  if (!p.outputs.registered_image && !p.outputs.qa_png) return std::nullopt;
+  return registered_image(p, images, ref_to_mov, plugins, services);
+}
+
+Image image_header(const Image& image) {
+  Image header;
+  header.dims = image.dims;
+  header.voxel_to_world = image.voxel_to_world;
+  header.file_type = image.file_type;
+  return header;
+}
+
+std::optional<double> write_output_files(const Pipeline& p, const Image& reference,
+                                         const Image& moving, const RegistrationResult& result,
+                                         const std::optional<Image>& registered,
+                                         PhaseSeconds& phases, double seconds_before) {
   const auto writing_start = std::chrono::steady_clock::now();
-  const Eigen::Matrix4d fsl = to_fsl_matrix(result.ref_to_mov, images.reference, images.moving);
+  const auto since_start = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - writing_start).count();
+  };
+  const Eigen::Matrix4d fsl = to_fsl_matrix(result.ref_to_mov, reference, moving);
   const fs::path base = p.outputs.dir / p.outputs.prefix;
   if (p.outputs.transforms) {
     write_fsl_mat(base.string() + "transform.mat", fsl);
     write_itk_tfm(base.string() + "transform.tfm", result.ref_to_mov);
     write_world_matrix(base.string() + "transform_world.txt", to_world_ras_forward(result.ref_to_mov));
   }
-  if (p.outputs.registered_image || p.outputs.qa_png) {
-    const Image registered = registered_image(p, images, result.ref_to_mov, plugins, services);
-    if (p.outputs.registered_image)
-      write_image(registered, base.string() + "registered" + p.outputs.image_format,
-                  registered_image_type(p, images));
-    if (p.outputs.qa_png) write_png(make_qa_picture(images.reference, registered), base.string() + "qa.png");
-  }
-  phases.writing = std::chrono::duration<double>(std::chrono::steady_clock::now() - writing_start).count();
+  if (registered && p.outputs.registered_image)
+    write_image(*registered, base.string() + "registered" + p.outputs.image_format,
+                registered_image_type(p, moving));
+  if (registered && p.outputs.qa_png)
+    write_png(make_qa_picture(reference, *registered), base.string() + "qa.png");
+  // The resampling (done before this call, NaN when there was none) is part of the writing.
+  phases.writing = (std::isnan(phases.writing) ? 0.0 : phases.writing) + since_start();
 
   std::optional<RunEvaluation> evaluation;
   if (p.evaluation.truth) {
     const Eigen::Matrix4d truth = from_world_ras_forward(read_matrix_file(*p.evaluation.truth));
-    evaluation = RunEvaluation{mean_displacement_mm(result.ref_to_mov, truth, images.reference,
-                                                    foreground_threshold(images.reference))};
+    evaluation = RunEvaluation{mean_displacement_mm(result.ref_to_mov, truth, reference,
+                                                    foreground_threshold(reference))};
   }
-  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (p.outputs.report)
+  if (p.outputs.report) {
+    // The report reads only the images' grids.
+    const RegistrationImages headers{image_header(reference), image_header(moving), {}, {}};
+    const double total = seconds_before + since_start();
     write_text_atomically(base.string() + "report.json",
-                          make_report(p, images, result, fsl, evaluation, phases, total).dump(2) + "\n");
+                          make_report(p, headers, result, fsl, evaluation, phases, total).dump(2) + "\n");
+  }
   if (!evaluation) return std::nullopt;
   return evaluation->mean_displacement_mm;
 }
+
+std::optional<double> write_outputs(const Pipeline& p, const RegistrationImages& images,
+                                    const RegistrationResult& result, const PluginHost& plugins,
+                                    HostServices& services, std::chrono::steady_clock::time_point start,
+                                    PhaseSeconds& phases) {
+  using Clock = std::chrono::steady_clock;
+  const auto resampling_start = Clock::now();
+  const std::optional<Image> registered =
+      resample_registered(p, images, result.ref_to_mov, plugins, services);
+  phases.writing = std::chrono::duration<double>(Clock::now() - resampling_start).count();
+  return write_output_files(p, images.reference, images.moving, result, registered, phases,
+                            std::chrono::duration<double>(Clock::now() - start).count());
+}
+
+namespace {
+
+// The reference and the moving image (each with its weight) read by two ITK readers in two
+// threads, each file's decompression being single-threaded; the errors are reported as the
+// sequential read reports them, the reference's first.
+RegistrationImages read_inputs_concurrently(const PipelineInputs& inputs) {
+  prepare_image_io();  // ITK's factory list is complete before the second thread uses it
+  RegistrationImages images, moving;
+  std::exception_ptr moving_error;
+  std::thread moving_reader([&] {
+    try {
+      load_moving(inputs, inputs.moving.front(), moving);
+    } catch (...) {
+      moving_error = std::current_exception();
+    }
+  });
+  std::exception_ptr reference_error;
+  try {
+    load_reference(inputs, images);
+  } catch (...) {
+    reference_error = std::current_exception();
+  }
+  moving_reader.join();
+  if (reference_error) std::rethrow_exception(reference_error);
+  if (moving_error) std::rethrow_exception(moving_error);
+  images.moving = std::move(moving.moving);
+  images.moving_weight = std::move(moving.moving_weight);
+  return images;
+}
+
+}  // namespace
 
 RegistrationResult run_pipeline(const Pipeline& p, const PluginHost& plugins, HostServices& services) {
   using Clock = std::chrono::steady_clock;
@@ -126,7 +194,8 @@ RegistrationResult run_pipeline(const Pipeline& p, const PluginHost& plugins, Ho
   // Components first: a bad parameter fails before any image is read.
   RegistrationComponents components = create_registration_components(p, plugins, services);
   const auto loading_start = Clock::now();
-  RegistrationImages images = load_images(p.inputs);
+  RegistrationImages images =
+      p.outputs.parallel_io ? read_inputs_concurrently(p.inputs) : load_images(p.inputs);
   PhaseSeconds phases;
   phases.reading = std::chrono::duration<double>(Clock::now() - loading_start).count();
   const auto registration_start = Clock::now();
