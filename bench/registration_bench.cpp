@@ -7,23 +7,35 @@
 //
 //   regpipe_bench_registration PIPELINE.yaml [PIPELINE.yaml ...] [--set key=value ...]
 //                              [--variant 'label: key=value; ...' ...]
-//                              [--repeats N] [--grid NXxNYxNZ] [--out DIR]
+//                              [--repeats N] [--grid NXxNYxNZ] [--out DIR] [--pyramid]
 //
 // --grid resamples both images over their own extent onto that many voxels first (e.g.
 // 256x256x160, the papers' volume size), so the size of the problem is the papers'.
 // --set applies to every pipeline; --variant adds a row: the first pipeline with more
 // overrides (e.g. 'cpu: registration.cost.plugin=cpu.cr; registration.resampler.plugin=resample.cpu').
 // Markdown tables on stdout, every number in <out>/registration.csv.
+// --pyramid adds where the first pipeline's pyramid time goes: the reference's preparation
+// and the moving image's levels as the driver makes them (with fresh components, as each
+// registration above creates them, and with reused ones, as a batch does), then per image and
+// level the level grid's allocation, the resampler call, and the same call again into the
+// already written level (no upload, no first touch of the memory) and onto one voxel (the
+// prefilter and one synchronisation); per image the upload alone and its finest level
+// allocated in fresh memory (after malloc_trim); and the centre of mass and mass radius passes.
 #include "bench_support.hpp"
 
 #include <regpipe/host/driver.hpp>
 #include <regpipe/host/error.hpp>
+#include <regpipe/host/pyramid.hpp>
+#include <regpipe/host/transform.hpp>
 
 #include <CLI/CLI.hpp>
+
+#include <malloc.h>
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 
 using namespace regpipe;
 namespace fs = std::filesystem;
@@ -107,6 +119,94 @@ Measured measure(const Run& run, int repeats, const PluginHost& plugins, HostSer
   return m;
 }
 
+// The driver's make_level, into a given level image (or onto one voxel of it with `tiny`).
+void resample_level(const Image& image, double mm, ResamplerInstance& resampler, uint64_t id, Image& level,
+                    bool tiny, bool prefilter = true) {
+  const rp_image input = image.view();
+  rp_resample_request req{};
+  req.size = sizeof(req);
+  req.input = &input;
+  for (int a = 0; a < 3; ++a) req.out_dims[a] = tiny ? 1 : level.dims[a];
+  for (int i = 0; i < 16; ++i) req.out_voxel_to_world[i] = level.voxel_to_world(i / 4, i % 4);
+  req.out_data = level.data.data();
+  req.interpolation = RP_INTERP_TRILINEAR;
+  const auto sigma = pyramid_sigma_mm(image, mm);
+  for (int a = 0; a < 3; ++a) req.prefilter_sigma_mm[a] = prefilter ? sigma[a] : 0.0;
+  req.input_id = id;
+  resampler.resample(req);
+}
+
+template <class F>
+double time_ms(F&& f) {
+  const auto start = std::chrono::steady_clock::now();
+  f();
+  return 1e3 * seconds_since(start);
+}
+
+void pyramid_breakdown(const Pipeline& p, const RegistrationImages& images, int repeats, const PluginHost& plugins,
+                       HostServices& services) {
+  const auto& levels = p.registration.levels_mm;
+  std::map<std::string, std::vector<double>> t;  // name -> samples (ms)
+  std::vector<std::string> order;
+  const auto add = [&](const std::string& name, double ms) {
+    if (!t.count(name)) order.push_back(name);
+    t[name].push_back(ms);
+  };
+  const auto moving_levels = [&](ResamplerInstance& r) {
+    const uint64_t id = new_input_id();
+    for (double mm : levels) make_level(images.moving, mm, r, id);
+  };
+  for (int rep = 0; rep <= repeats; ++rep) {
+    std::vector<std::pair<std::string, double>> row;
+    const auto put = [&](const std::string& name, double ms) { row.emplace_back(name, ms); };
+    RegistrationComponents c;
+    put("create components", time_ms([&] { c = create_registration_components(p, plugins, services); }));
+    ResamplerInstance& r = *c.resampler;
+    put("prepare_reference, fresh components", time_ms([&] { prepare_reference(p, images, r); }));
+    put("moving levels, fresh components", time_ms([&] { moving_levels(r); }));
+    put("prepare_reference, reused components", time_ms([&] { prepare_reference(p, images, r); }));
+    put("moving levels, reused components", time_ms([&] { moving_levels(r); }));
+    for (int which = 0; which < 2; ++which) {
+      const Image& image = which == 0 ? images.reference : images.moving;
+      const std::string name = which == 0 ? "reference" : "moving";
+      const uint64_t id = new_input_id();
+      for (double mm : levels) {
+        char prefix[96];
+        std::snprintf(prefix, sizeof prefix, "%s %g mm: ", name.c_str(), mm);
+        Image level;
+        put(std::string(prefix) + "level_grid (alloc, zero)", time_ms([&] { level = level_grid(image, mm); }));
+        put(std::string(prefix) + "resample", time_ms([&] { resample_level(image, mm, r, id, level, false); }));
+        put(std::string(prefix) + "resample again (no upload, memory touched)", time_ms([&] { resample_level(image, mm, r, id, level, false); }));
+        put(std::string(prefix) + "resample onto 1 voxel (prefilter + sync)", time_ms([&] { resample_level(image, mm, r, id, level, true); }));
+      }
+      malloc_trim(0);  // the freed levels go back to the system: the next is fresh memory
+      put(name + ": level_grid of the finest level after malloc_trim (fresh pages)",
+          time_ms([&] { level_grid(image, levels.back()); }));
+      Image level = level_grid(image, levels.front());
+      put(name + ": upload (1 voxel, new id, no prefilter)",
+          time_ms([&] { resample_level(image, levels.front(), r, new_input_id(), level, true, false); }));
+      const uint64_t again = new_input_id();
+      resample_level(image, levels.front(), r, again, level, true, false);
+      put(name + ": 1 voxel, same id, no prefilter (call + sync)", time_ms([&] { resample_level(image, levels.front(), r, again, level, true, false); }));
+    }
+    Eigen::Vector3d centre;
+    put("reference centre_of_mass", time_ms([&] { centre = centre_of_mass(images.reference); }));
+    put("reference mass_radius_mm", time_ms([&] { mass_radius_mm(images.reference, centre); }));
+    put("moving centre_of_mass", time_ms([&] { centre_of_mass(images.moving); }));
+    if (rep == 0) {
+      for (const auto& [name, ms] : row) add(name, ms);  // fixes the order; samples dropped below
+      for (auto& [name, samples] : t) samples.clear();
+      continue;
+    }
+    for (const auto& [name, ms] : row) add(name, ms);
+  }
+  std::printf("\npyramid breakdown (%s; reference %ux%ux%u, moving %ux%ux%u), median ms of %d after a first\n\n"
+              "| part | ms |\n|---|---:|\n",
+              p.registration.resampler.plugins.front().c_str(), images.reference.dims[0], images.reference.dims[1],
+              images.reference.dims[2], images.moving.dims[0], images.moving.dims[1], images.moving.dims[2], repeats);
+  for (const auto& name : order) std::printf("| %s | %.3f |\n", name.c_str(), bench::median(t[name]));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -124,6 +224,8 @@ int main(int argc, char** argv) {
   std::string grid;
   app.add_option("--grid", grid, "resample both images onto NXxNYxNZ voxels over their extent first");
   app.add_option("--out", out_dir, "folder for registration.csv")->check(CLI::ExistingDirectory);
+  bool pyramid = false;
+  app.add_flag("--pyramid", pyramid, "also time the first pipeline's pyramid piece by piece");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -187,6 +289,7 @@ int main(int argc, char** argv) {
           << r.pipeline << ',' << r.cost << ',' << r.optimizer << ',' << r.resampler << ",total,0,0,0," << r.total
           << '\n';
     }
+    if (pyramid) pyramid_breakdown(first, images, repeats, plugins, services);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;

@@ -5,9 +5,13 @@
 #include "driver/objective.hpp"
 #include <regpipe/host/pyramid.hpp>
 
+#include <regpipe_common/parallel_slabs.hpp>
+
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
+#include <future>
 
 namespace regpipe {
 namespace {
@@ -23,45 +27,6 @@ void check_weight_grid(const Image& image, const Image& weight, const char* what
                     std::to_string(weight.dims[0]) + "x" + std::to_string(weight.dims[1]) + "x" +
                     std::to_string(weight.dims[2]) + " vs " + std::to_string(image.dims[0]) + "x" +
                     std::to_string(image.dims[1]) + "x" + std::to_string(image.dims[2]) + ")");
-}
-
-// Root-mean-square distance of the reference's mass from its centre: the lever arm that
-// converts rotations and scales into millimetres of displacement. From the mass moments in
-// index space (one pass of multiply-adds: a 256x256x160 image takes milliseconds), since
-// sum w |A i + d|^2 = trace(A^T A M2) + 2 d^T A M1 + M0 |d|^2 for world = A i + b, d = b - centre.
-double mass_radius_mm(const Image& image, const Eigen::Vector3d& centre) {
-  double m0 = 0.0;
-  Eigen::Vector3d m1 = Eigen::Vector3d::Zero();
-  Eigen::Matrix3d m2 = Eigen::Matrix3d::Zero();
-  size_t i = 0;
-  for (uint32_t z = 0; z < image.dims[2]; ++z)
-    for (uint32_t y = 0; y < image.dims[1]; ++y) {
-      double r0 = 0.0, r1 = 0.0, r2 = 0.0;  // the row's sums of w, w x, w x^2
-      for (uint32_t x = 0; x < image.dims[0]; ++x, ++i) {
-        const double w = std::max(0.0f, image.data[i]);
-        r0 += w;
-        r1 += w * x;
-        r2 += w * x * x;
-      }
-      if (r0 == 0.0) continue;
-      const double yd = y, zd = z;
-      m0 += r0;
-      m1 += Eigen::Vector3d(r1, yd * r0, zd * r0);
-      m2(0, 0) += r2;
-      m2(0, 1) += yd * r1;
-      m2(0, 2) += zd * r1;
-      m2(1, 1) += yd * yd * r0;
-      m2(1, 2) += yd * zd * r0;
-      m2(2, 2) += zd * zd * r0;
-    }
-  if (m0 == 0.0) return 50.0;
-  m2(1, 0) = m2(0, 1);
-  m2(2, 0) = m2(0, 2);
-  m2(2, 1) = m2(1, 2);
-  const Eigen::Matrix3d a = image.voxel_to_world.topLeftCorner<3, 3>();
-  const Eigen::Vector3d d = image.voxel_to_world.topRightCorner<3, 1>() - centre;
-  const double sum = (a.transpose() * a * m2).trace() + 2.0 * d.dot(a * m1) + m0 * d.squaredNorm();
-  return std::max(10.0, std::sqrt(std::max(0.0, sum) / m0));
 }
 
 // FLIRT's bins for a level (Jenkinson & Smith 2001; Luo et al. 2015): `bins` at 1 mm, a
@@ -97,6 +62,58 @@ std::vector<std::unique_ptr<CostInstance>> level_costs(const PipelineRegistratio
 }
 
 }  // namespace
+
+// From the mass moments in
+// index space (one pass of multiply-adds: a 256x256x160 image takes milliseconds), since
+// sum w |A i + d|^2 = trace(A^T A M2) + 2 d^T A M1 + M0 |d|^2 for world = A i + b, d = b - centre.
+double mass_radius_mm(const Image& image, const Eigen::Vector3d& centre) {
+  // The rows' sums in parallel (each row summed in order, as one loop would), then added
+  // row by row in order: the serial result bit for bit on any number of threads.
+  const uint32_t nx = image.dims[0], ny = image.dims[1], nz = image.dims[2];
+  const size_t rows = size_t(ny) * nz;
+  std::vector<std::array<double, 3>> row_sums(rows);  // w, w x, w x^2
+  const size_t slabs = std::min<size_t>(rows, 256);
+  regpipe_common::parallel_slabs(slabs, [&](size_t s) {
+    const size_t end = regpipe_common::slab_begin(rows, slabs, s + 1);
+    for (size_t row = regpipe_common::slab_begin(rows, slabs, s); row < end; ++row) {
+      const float* v = image.data.data() + row * nx;
+      double r0 = 0.0, r1 = 0.0, r2 = 0.0;
+      for (uint32_t x = 0; x < nx; ++x) {
+        const double w = std::max(0.0f, v[x]);
+        r0 += w;
+        r1 += w * x;
+        r2 += w * x * x;
+      }
+      row_sums[row] = {r0, r1, r2};
+    }
+  });
+  double m0 = 0.0;
+  Eigen::Vector3d m1 = Eigen::Vector3d::Zero();
+  Eigen::Matrix3d m2 = Eigen::Matrix3d::Zero();
+  size_t row = 0;
+  for (uint32_t z = 0; z < nz; ++z)
+    for (uint32_t y = 0; y < ny; ++y, ++row) {
+      const auto [r0, r1, r2] = row_sums[row];
+      if (r0 == 0.0) continue;
+      const double yd = y, zd = z;
+      m0 += r0;
+      m1 += Eigen::Vector3d(r1, yd * r0, zd * r0);
+      m2(0, 0) += r2;
+      m2(0, 1) += yd * r1;
+      m2(0, 2) += zd * r1;
+      m2(1, 1) += yd * yd * r0;
+      m2(1, 2) += yd * zd * r0;
+      m2(2, 2) += zd * zd * r0;
+    }
+  if (m0 == 0.0) return 50.0;
+  m2(1, 0) = m2(0, 1);
+  m2(2, 0) = m2(0, 2);
+  m2(2, 1) = m2(1, 2);
+  const Eigen::Matrix3d a = image.voxel_to_world.topLeftCorner<3, 3>();
+  const Eigen::Vector3d d = image.voxel_to_world.topRightCorner<3, 1>() - centre;
+  const double sum = (a.transpose() * a * m2).trace() + 2.0 * d.dot(a * m1) + m0 * d.squaredNorm();
+  return std::max(10.0, std::sqrt(std::max(0.0, sum) / m0));
+}
 
 namespace {
 ReadOptions read_options(const ImageInput& in) {
@@ -169,21 +186,45 @@ PreparedReference prepare_reference(const Pipeline& pipeline, const Registration
   PreparedReference out;
   // One id per image: every level of it is one upload for a GPU resampler.
   const uint64_t ref_id = new_input_id(), weight_id = new_input_id();
+  // The centre and radius passes on another thread while this one makes the levels (which
+  // mostly waits for copies and the device); the resampler is called from this thread only.
+  auto moments = std::async(std::launch::async, [&] {
+    out.centre = centre_of_mass(images.reference);
+    out.radius_mm = mass_radius_mm(images.reference, out.centre);
+  });
   for (double mm : pipeline.registration.levels_mm) {
     out.levels.push_back(make_level(images.reference, mm, resampler, ref_id));
     if (images.reference_weight)
       out.weight_levels.push_back(make_level(*images.reference_weight, mm, resampler, weight_id));
   }
-  out.centre = centre_of_mass(images.reference);
-  out.radius_mm = mass_radius_mm(images.reference, out.centre);
+  moments.get();
   out.seconds = seconds_since(start);
   return out;
 }
 
+namespace {
+
+// The moving image's centre of mass on another thread (a float image's is one serial pass:
+// tens of milliseconds for 10 M voxels), when the initialisation needs it.
+std::future<Eigen::Vector3d> start_moving_centre(const PipelineRegistration& reg, const RegistrationImages& images) {
+  if (reg.initialisation != "centre_of_mass") return {};
+  return std::async(std::launch::async, [&images] { return centre_of_mass(images.moving); });
+}
+
+RegistrationResult register_prepared(const Pipeline& pipeline, const RegistrationImages& images,
+                                     const PreparedReference& reference, RegistrationComponents& components,
+                                     HostServices& services, std::future<Eigen::Vector3d> moving_centre);
+
+}  // namespace
+
 RegistrationResult register_images(const Pipeline& pipeline, const RegistrationImages& images,
                                    RegistrationComponents& components, HostServices& services) {
+  // Both images' moments are computed while the reference's and the moving image's levels
+  // are made.
+  std::future<Eigen::Vector3d> moving_centre = start_moving_centre(pipeline.registration, images);
   const PreparedReference reference = prepare_reference(pipeline, images, *components.resampler);
-  RegistrationResult result = register_images(pipeline, images, reference, components, services);
+  RegistrationResult result =
+      register_prepared(pipeline, images, reference, components, services, std::move(moving_centre));
   result.seconds_pyramid += reference.seconds;
   return result;
 }
@@ -191,6 +232,15 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
 RegistrationResult register_images(const Pipeline& pipeline, const RegistrationImages& images,
                                    const PreparedReference& reference,
                                    RegistrationComponents& components, HostServices& services) {
+  return register_prepared(pipeline, images, reference, components, services,
+                           start_moving_centre(pipeline.registration, images));
+}
+
+namespace {
+
+RegistrationResult register_prepared(const Pipeline& pipeline, const RegistrationImages& images,
+                                     const PreparedReference& reference, RegistrationComponents& components,
+                                     HostServices& services, std::future<Eigen::Vector3d> moving_centre) {
   const PipelineRegistration& reg = pipeline.registration;
   RegistrationResult result;
   CostInstance& cost = *components.cost;
@@ -217,7 +267,7 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
   result.centre = reference.centre;
   result.params = identity_params();
   if (reg.initialisation == "centre_of_mass") {
-    const Eigen::Vector3d shift = centre_of_mass(images.moving) - result.centre;
+    const Eigen::Vector3d shift = moving_centre.get() - result.centre;
     for (int i = 0; i < 3; ++i) result.params[3 + i] = shift[i];
   }
 
@@ -261,5 +311,7 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
                                      "% of the smaller image inside the other: check it");
   return result;
 }
+
+}  // namespace
 
 }  // namespace regpipe

@@ -1,8 +1,14 @@
 #include <regpipe/host/error.hpp>
 #include <regpipe/host/transform.hpp>
 
+#include <regpipe_common/parallel_slabs.hpp>
+
 #include <Eigen/Dense>
+#include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <vector>
 #include <sstream>
 
 namespace regpipe {
@@ -101,14 +107,79 @@ AffineParams matrix_to_params(const Eigen::Matrix4d& m, const Eigen::Vector3d& c
 Eigen::Vector3d centre_of_mass(const Image& image) {
   double total = 0.0;
   Eigen::Vector3d weighted_index = Eigen::Vector3d::Zero();
-  size_t i = 0;
-  for (uint32_t z = 0; z < image.dims[2]; ++z)
-    for (uint32_t y = 0; y < image.dims[1]; ++y)
-      for (uint32_t x = 0; x < image.dims[0]; ++x, ++i) {
-        const double w = image.data[i] > 0.0f ? double(image.data[i]) : 0.0;
-        total += w;
-        weighted_index += w * Eigen::Vector3d(x, y, z);
+  // Parallel slabs of z planes when every sum is exact: integer weights (integer file
+  // types, as most MR and CT images are) and every partial sum an integer below 2^53, so the
+  // result is the serial loop's bit for bit in any order. Otherwise the serial loop below,
+  // whose rounding registrations were made with.
+  struct Slab {
+    double total = 0.0, x = 0.0, y = 0.0, z = 0.0, max = 0.0;
+    bool integral = true;
+  };
+  const uint32_t nx = image.dims[0], ny = image.dims[1], nz = image.dims[2];
+  const size_t plane = size_t(nx) * ny;
+  const size_t slabs = std::min<size_t>(nz, 64);
+  std::vector<Slab> parts(slabs);
+  std::atomic<bool> fractional{false};  // a slab found a non-integer weight: all stop
+  regpipe_common::parallel_slabs(slabs, [&](size_t s) {
+    Slab p;
+    const uint32_t z0 = uint32_t(regpipe_common::slab_begin(nz, slabs, s));
+    const uint32_t z1 = uint32_t(regpipe_common::slab_begin(nz, slabs, s + 1));
+    for (uint32_t z = z0; z < z1; ++z) {
+      const float* v = image.data.data() + z * plane;
+      for (uint32_t y = 0; y < ny; ++y, v += nx) {
+        if (!p.integral || fractional.load(std::memory_order_relaxed)) {
+          fractional.store(true, std::memory_order_relaxed);
+          parts[s].integral = false;
+          return;
+        }
+        for (uint32_t x = 0; x < nx; ++x) {
+          const double w = v[x] > 0.0f ? double(v[x]) : 0.0;
+          if (w == 0.0) continue;
+          p.integral = p.integral && w < 0x1p53 && double(int64_t(w)) == w;  // no libm floor call
+          p.max = std::max(p.max, w);
+          p.total += w;
+          p.x += w * x;
+          p.y += w * y;
+          p.z += w * z;
+        }
       }
+    }
+    parts[s] = p;
+  });
+  double max = 0.0;
+  bool integral = true;
+  for (const Slab& p : parts) {
+    max = std::max(max, p.max);
+    integral = integral && p.integral;
+  }
+  const double largest_index = std::max({nx, ny, nz, 1u});
+  if (integral && max * double(image.voxel_count()) * largest_index < 0x1p53) {
+    for (const Slab& p : parts) {
+      total += p.total;
+      weighted_index += Eigen::Vector3d(p.x, p.y, p.z);
+    }
+  } else {
+    // The same additions in the same order as a loop over voxels adding w and w (x, y, z),
+    // the index conversions hoisted out of the voxel loop.
+    std::vector<double> xs(nx);
+    for (uint32_t x = 0; x < nx; ++x) xs[x] = x;
+    double sx = 0.0, sy = 0.0, sz = 0.0;
+    const float* v = image.data.data();
+    for (uint32_t z = 0; z < nz; ++z) {
+      const double zd = z;
+      for (uint32_t y = 0; y < ny; ++y, v += nx) {
+        const double yd = y;
+        for (uint32_t x = 0; x < nx; ++x) {
+          const double w = v[x] > 0.0f ? double(v[x]) : 0.0;
+          total += w;
+          sx += w * xs[x];
+          sy += w * yd;
+          sz += w * zd;
+        }
+      }
+    }
+    weighted_index = Eigen::Vector3d(sx, sy, sz);
+  }
   const Eigen::Vector3d index =
       total > 0.0
           ? Eigen::Vector3d(weighted_index / total)

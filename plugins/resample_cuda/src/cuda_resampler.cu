@@ -1,6 +1,7 @@
 #include "cuda_resampler.hpp"
 #include "resample_params.hpp"
 
+#include <regpipe_common/parallel_slabs.hpp>
 #include <regpipe_common/resample_request.hpp>
 #include <regpipe_common_cuda/cuda_check.hpp>
 
@@ -28,6 +29,12 @@ int read_int(const rp::Params& params, const char* name) {
 
 Extent extent_of(const uint32_t dims[3]) { return {dims[0], dims[1], dims[2]}; }
 
+// Staging: kStagingFloats (16 MB) page-locked, copied through in rounds of kSlabs slabs (on
+// an H100 host: a pageable 37 MB copy 5.1 ms up, 2.9 ms down; through pinned memory with 16
+// threads 2.0 ms each way). Below kDirectFloats (4 MB) a pageable copy costs no more than
+// starting the threads (0.2-0.4 ms).
+constexpr std::size_t kStagingFloats = std::size_t(4) << 20, kSlabs = 8, kDirectFloats = std::size_t(1) << 20;
+
 }  // namespace
 
 CudaResampler::CudaResampler(const rp_host* host, const rp::Params& params)
@@ -40,7 +47,57 @@ CudaResampler::CudaResampler(const rp_host* host, const rp::Params& params)
 }
 
 CudaResampler::~CudaResampler() {
+  if (stream_ != nullptr) cudaStreamSynchronize(stream_);
+  for (cudaEvent_t e : slab_done_) cudaEventDestroy(e);
+  if (staging_ != nullptr) cudaFreeHost(staging_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
+void CudaResampler::copy_to_device(float* device, const float* host, std::size_t count) {
+  if (count < kDirectFloats) {
+    RP_CUDA_CHECK(cudaMemcpyAsync(device, host, count * sizeof(float), cudaMemcpyHostToDevice, stream_));
+    return;
+  }
+  if (staging_ == nullptr) RP_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&staging_), kStagingFloats * sizeof(float)));
+  for (std::size_t done = 0; done < count; done += kStagingFloats) {
+    RP_CUDA_CHECK(cudaStreamSynchronize(stream_));  // earlier copies have left staging_
+    const std::size_t round = std::min(kStagingFloats, count - done);
+    regpipe_common::parallel_slabs(kSlabs, [&](std::size_t s) {
+      const std::size_t a = regpipe_common::slab_begin(round, kSlabs, s);
+      const std::size_t n = regpipe_common::slab_begin(round, kSlabs, s + 1) - a;
+      std::memcpy(staging_ + a, host + done + a, n * sizeof(float));
+      RP_CUDA_CHECK(cudaMemcpyAsync(device + done + a, staging_ + a, n * sizeof(float), cudaMemcpyHostToDevice, stream_));
+    });
+  }
+}
+
+void CudaResampler::copy_to_host(float* host, const float* device, std::size_t count) {
+  if (count < kDirectFloats) {
+    RP_CUDA_CHECK(cudaMemcpyAsync(host, device, count * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+    RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return;
+  }
+  if (staging_ == nullptr) RP_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&staging_), kStagingFloats * sizeof(float)));
+  while (slab_done_.size() < kSlabs) {
+    cudaEvent_t e = nullptr;
+    RP_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    slab_done_.push_back(e);
+  }
+  for (std::size_t done = 0; done < count; done += kStagingFloats) {
+    const std::size_t round = std::min(kStagingFloats, count - done);
+    for (std::size_t s = 0; s < kSlabs; ++s) {
+      const std::size_t a = regpipe_common::slab_begin(round, kSlabs, s);
+      const std::size_t n = regpipe_common::slab_begin(round, kSlabs, s + 1) - a;
+      RP_CUDA_CHECK(cudaMemcpyAsync(staging_ + a, device + done + a, n * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+      RP_CUDA_CHECK(cudaEventRecord(slab_done_[s], stream_));
+    }
+    regpipe_common::parallel_slabs(kSlabs, [&](std::size_t s) {
+      const std::size_t a = regpipe_common::slab_begin(round, kSlabs, s);
+      const std::size_t n = regpipe_common::slab_begin(round, kSlabs, s + 1) - a;
+      RP_CUDA_CHECK(cudaEventSynchronize(slab_done_[s]));
+      std::memcpy(host + done + a, staging_ + a, n * sizeof(float));
+    });
+  }
 }
 
 void CudaResampler::check_cancelled() const {
@@ -58,8 +115,7 @@ void CudaResampler::load_input(const rp_resample_request& r) {
   if (same_image) return;
   loaded_id_ = 0;  // until the upload below has succeeded
   input_.ensure(in.count());
-  RP_CUDA_CHECK(cudaMemcpyAsync(input_.get(), r.input->data, in.count() * sizeof(float), cudaMemcpyHostToDevice,
-                                stream_));
+  copy_to_device(input_.get(), r.input->data, in.count());
   loaded_id_ = id;
   loaded_data_ = r.input->data;
   loaded_extent_ = in;
@@ -113,9 +169,7 @@ void CudaResampler::resample(const rp_resample_request& r) {
     args.texture = texture_.load(args.input, in, stream_);
   check_cancelled();
   launch_sample(args, stream_);
-  RP_CUDA_CHECK(cudaMemcpyAsync(r.out_data, output_.get(), args.out.count() * sizeof(float), cudaMemcpyDeviceToHost,
-                                stream_));
-  RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  copy_to_host(r.out_data, output_.get(), args.out.count());
 }
 
 }  // namespace regpipe::resample_cuda

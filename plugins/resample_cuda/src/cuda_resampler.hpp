@@ -9,6 +9,9 @@
 #include <regpipe_common_cuda/device_buffer.hpp>
 #include <regpipe_common_cuda/device_session.hpp>
 
+#include <cstddef>
+#include <vector>
+
 namespace regpipe::resample_cuda {
 
 class CudaResampler {
@@ -28,6 +31,11 @@ class CudaResampler {
   // request on the same image); returns the buffer that holds the result.
   const float* prefilter(const rp_resample_request& request);
   void check_cancelled() const;
+  // Host <-> device copies of float arrays on stream_ through the page-locked staging below
+  // (plain pageable copies for small ones); both have finished host-side when they return
+  // except copy_to_device's last device copies, which stream_ orders before later work.
+  void copy_to_device(float* device, const float* host, std::size_t count);
+  void copy_to_host(float* host, const float* device, std::size_t count);
 
   const rp_host* host_;
   bool texture_sampling_;
@@ -42,6 +50,10 @@ class CudaResampler {
   double loaded_voxel_to_world_[16] = {};
   regpipe_common_cuda::DeviceBuffer<double> kernel_weights_, coefficients_;
   TextureVolume texture_;
+  // Page-locked staging, allocated on the first large copy and kept: cut into slabs whose
+  // host memcpy runs on several threads while the DMA of the slabs before runs.
+  float* staging_ = nullptr;
+  std::vector<cudaEvent_t> slab_done_;
 };
 
 }  // namespace regpipe::resample_cuda

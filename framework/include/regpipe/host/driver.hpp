@@ -87,6 +87,11 @@ struct PreparedReference {
 PreparedReference prepare_reference(const Pipeline& pipeline, const RegistrationImages& images,
                                     ResamplerInstance& resampler);
 
+// Root-mean-square distance of the image's mass (its positive values) from `centre` (world
+// mm), at least 10 mm (50 mm for an image without mass): the lever arm that converts
+// rotations and scales into millimetres of displacement.
+double mass_radius_mm(const Image& image, const Eigen::Vector3d& centre);
+
 // Runs the registration of the pipeline on already loaded images. Throws UserError for bad
 // input (constant image, grids that do not match their weights, ...), ComponentError when
 // a plugin fails (RP_CANCELLED included).
