@@ -49,15 +49,7 @@ TEST(CompareCuda, EverySchemeAgreesWithCpuCrAndFindsTheSameMinima) {
   options.use_environment = false;
   options.use_default_dirs = false;
   PluginHost host(options);
-  const Component* cuda = host.find(RP_KIND_COST, "cuda.cr");
-  if (cuda == nullptr) GTEST_SKIP() << "cuda.cr is not built (no nvcc)";
-  try {
-    HostServices services;
-    CostInstance probe(*cuda, services, resolve_params(*cuda, {}));
-  } catch (const ComponentError& e) {
-    if (e.status() == RP_DEVICE) GTEST_SKIP() << "no CUDA device: " << e.what();
-    throw;
-  }
+  if (const auto why = test::gpu_component_unavailable(host, RP_KIND_COST, "cuda.cr")) GTEST_SKIP() << *why;
 
   test::TempDir dir;
   std::string out;

@@ -110,14 +110,7 @@ bool deterministic(const std::string& scheme) {
 
 // Why the GPU tests cannot run here ("" when they can).
 std::string gpu_unavailable() {
-  if (fixture().host.find(RP_KIND_COST, "cuda.cr") == nullptr) return "cuda.cr is not built (no nvcc)";
-  try {
-    make_cost("cuda.cr", {});
-  } catch (const ComponentError& e) {
-    if (e.status() == RP_DEVICE) return std::string("no CUDA device: ") + e.what();
-    throw;
-  }
-  return "";
+  return test::gpu_component_unavailable(fixture().host, RP_KIND_COST, "cuda.cr").value_or("");
 }
 
 class CudaCr : public ::testing::TestWithParam<std::string> {

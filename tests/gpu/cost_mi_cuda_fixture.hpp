@@ -10,6 +10,7 @@
 #include <regpipe/host/transform.hpp>
 
 #include <regpipe_common/prepared_image.hpp>
+#include <regpipe_common/voxel_map.hpp>
 
 #include "support/test_support.hpp"
 
@@ -65,6 +66,26 @@ inline BinnedPair binned_pair(double mm, int bins) {
   regpipe_common::bin_voxels(p.ref, bins, "reference");
   regpipe_common::bin_voxels(p.mov, bins, "moving");
   return p;
+}
+
+// Calls visit(index, px, py, pz) for every reference voxel of `p` that maps inside the moving
+// image under `matrix`, at the moving-voxel position plugins/cost_cpu/src/traversal.hpp samples
+// (computed in double, rounded once to float).
+template <class Visit>
+void for_each_inside_voxel(const BinnedPair& p, const double* matrix, const Visit& visit) {
+  regpipe_common::VoxelMap map;
+  regpipe_common::make_voxel_map(p.ref.voxel_to_world, matrix, p.mov.voxel_to_world, &map);
+  const double* m = map.m;
+  const regpipe_common::Grid& g = p.ref.grid;
+  for (int z = 0; z < g.nz; ++z)
+    for (int y = 0; y < g.ny; ++y)
+      for (int x = 0; x < g.nx; ++x) {
+        const float px = float(m[0] * x + m[1] * y + m[2] * z + m[3]);
+        const float py = float(m[4] * x + m[5] * y + m[6] * z + m[7]);
+        const float pz = float(m[8] * x + m[9] * y + m[10] * z + m[11]);
+        if (!regpipe_common::inside(p.mov.grid, px, py, pz)) continue;
+        visit(std::size_t(x) + std::size_t(g.nx) * (y + std::size_t(g.ny) * z), px, py, pz);
+      }
 }
 
 inline std::unique_ptr<CostInstance> make_cost(const std::string& id, const std::map<std::string, std::string>& params) {
@@ -147,14 +168,7 @@ inline std::map<std::string, std::string> scheme_params(const std::string& schem
 
 // Why the GPU tests cannot run here ("" when they can).
 inline std::string gpu_unavailable() {
-  if (fixture().host.find(RP_KIND_COST, "cuda.mi") == nullptr) return "cuda.mi is not built (no nvcc)";
-  try {
-    make_cost("cuda.mi", {});
-  } catch (const ComponentError& e) {
-    if (e.status() == RP_DEVICE) return std::string("no CUDA device: ") + e.what();
-    throw;
-  }
-  return "";
+  return test::gpu_component_unavailable(fixture().host, RP_KIND_COST, "cuda.mi").value_or("");
 }
 
 // A transform that moves the reference 10 m away: no voxel maps inside the moving image.

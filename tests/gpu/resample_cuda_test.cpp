@@ -97,13 +97,8 @@ std::vector<float> resample_with(ResamplerInstance& r, const Image& in, const Ca
 class ResampleCuda : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
-    if (host().find(RP_KIND_RESAMPLER, "resample.cuda") == nullptr) GTEST_SKIP() << "resample.cuda is not built";
-    try {
-      make_resampler("resample.cuda");
-    } catch (const ComponentError& e) {
-      if (e.status() == RP_DEVICE) GTEST_SKIP() << "no CUDA device: " << e.what();
-      throw;
-    }
+    if (const auto why = test::gpu_component_unavailable(host(), RP_KIND_RESAMPLER, "resample.cuda"))
+      GTEST_SKIP() << *why;
   }
 };
 

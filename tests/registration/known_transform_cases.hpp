@@ -25,7 +25,7 @@ inline std::string case_name(const ::testing::TestParamInfo<CostCase>& i) { retu
 class KnownTransform : public RegistrationTest, public ::testing::WithParamInterface<CostCase> {
  protected:
   void SetUp() override {
-    if (const auto why = unavailable(GetParam().cost)) GTEST_SKIP() << *why;
+    if (const auto why = gpu_component_unavailable(plugins_, RP_KIND_COST, GetParam().cost)) GTEST_SKIP() << *why;
   }
 };
 

@@ -11,8 +11,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <optional>
-#include <string>
 
 namespace regpipe::test {
 
@@ -39,20 +37,6 @@ class RegistrationTest : public ::testing::Test {
     p.registration.optimizer.plugins = {"optim.powell"};
     p.registration.resampler.plugins = {"resample.cpu"};
     return p;
-  }
-
-  // Why `cost` cannot run here (not built, no CUDA device), or nothing when it can.
-  std::optional<std::string> unavailable(const std::string& cost) {
-    const Component* c = plugins_.find(RP_KIND_COST, cost);
-    if (c == nullptr) return cost + " is not built";
-    try {
-      HostServices quiet(RP_LOG_WARNING, false);
-      CostInstance probe(*c, quiet, resolve_params(*c, {}));
-    } catch (const ComponentError& e) {
-      if (e.status() == RP_DEVICE) return "no CUDA device: " + std::string(e.what());
-      throw;
-    }
-    return std::nullopt;
   }
 
   RegistrationResult run(const Pipeline& p, const Image& reference, const Image& moving) {

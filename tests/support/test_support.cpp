@@ -1,5 +1,8 @@
 #include "support/test_support.hpp"
 
+#include <regpipe/host/components.hpp>
+#include <regpipe/host/error.hpp>
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -57,6 +60,22 @@ int run_command(const std::string& command, std::string* output) {
   int status = pclose(pipe);
   if (output != nullptr) *output = out;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::optional<std::string> gpu_component_unavailable(const PluginHost& host, int32_t kind, const std::string& id) {
+  const Component* c = host.find(kind, id);
+  if (c == nullptr) return id + " is not built (no nvcc)";
+  try {
+    HostServices quiet(RP_LOG_WARNING, false);
+    if (kind == RP_KIND_RESAMPLER)
+      ResamplerInstance probe(*c, quiet, resolve_params(*c, {}));
+    else
+      CostInstance probe(*c, quiet, resolve_params(*c, {}));
+  } catch (const ComponentError& e) {
+    if (e.status() == RP_DEVICE) return "no CUDA device: " + std::string(e.what());
+    throw;
+  }
+  return std::nullopt;
 }
 
 }  // namespace regpipe::test

@@ -2,9 +2,13 @@
 // temporary folders.
 #pragma once
 
+#include <regpipe/host/plugin_host.hpp>
+
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace regpipe::test {
@@ -41,6 +45,11 @@ class TempDir {
 
 // Runs a shell command, capturing stdout+stderr; returns the exit status.
 int run_command(const std::string& command, std::string* output);
+
+// Why the cost or resampler `id` cannot run here: not built (no nvcc), or no CUDA device (its
+// create with default parameters reports RP_DEVICE); nothing when it can. Other errors of
+// create are thrown. For GPU tests to skip with the reason.
+std::optional<std::string> gpu_component_unavailable(const PluginHost& host, int32_t kind, const std::string& id);
 
 }  // namespace regpipe::test
 
