@@ -25,23 +25,12 @@ namespace {
 // as plugins/cost_cpu/src/traversal.hpp does (position in double rounded once to float,
 // trilinear in float, the shared bin_of).
 std::vector<int> joint_bins(const BinnedPair& p, const double* matrix) {
-  regpipe_common::VoxelMap map;
-  regpipe_common::make_voxel_map(p.ref.voxel_to_world, matrix, p.mov.voxel_to_world, &map);
-  const double* m = map.m;
-  const regpipe_common::Grid& g = p.ref.grid;
   const int bins = p.ref.binning.bins;
   std::vector<int> out(p.ref.voxel_count(), -1);
-  for (int z = 0; z < g.nz; ++z)
-    for (int y = 0; y < g.ny; ++y)
-      for (int x = 0; x < g.nx; ++x) {
-        const std::size_t index = std::size_t(x) + std::size_t(g.nx) * (y + std::size_t(g.ny) * z);
-        const float px = float(m[0] * x + m[1] * y + m[2] * z + m[3]);
-        const float py = float(m[4] * x + m[5] * y + m[6] * z + m[7]);
-        const float pz = float(m[8] * x + m[9] * y + m[10] * z + m[11]);
-        if (!regpipe_common::inside(p.mov.grid, px, py, pz)) continue;
-        const float v = regpipe_common::trilinear(p.mov.values.data(), p.mov.grid, px, py, pz);
-        out[index] = p.ref.voxel_bins[index] * bins + p.mov.binning.bin(v);
-      }
+  for_each_inside_voxel(p, matrix, [&](std::size_t index, float px, float py, float pz) {
+    const float v = regpipe_common::trilinear(p.mov.values.data(), p.mov.grid, px, py, pz);
+    out[index] = p.ref.voxel_bins[index] * bins + p.mov.binning.bin(v);
+  });
   return out;
 }
 

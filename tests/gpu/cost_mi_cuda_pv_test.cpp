@@ -47,35 +47,24 @@ constexpr double kPvTolerance = 1e-6;
 // add_partial_volume's neighbours (upper ones clamped) and fractions, the parts from
 // regpipe_common::partial_volume_weights, summed as integers.
 std::vector<double> fixed_point_histogram(const BinnedPair& p, const double* matrix) {
-  regpipe_common::VoxelMap map;
-  regpipe_common::make_voxel_map(p.ref.voxel_to_world, matrix, p.mov.voxel_to_world, &map);
-  const double* m = map.m;
-  const regpipe_common::Grid& g = p.ref.grid;
   const regpipe_common::Grid& mg = p.mov.grid;
   const int bins = p.ref.binning.bins;
   std::vector<uint64_t> units(std::size_t(bins) * bins, 0);
-  for (int z = 0; z < g.nz; ++z)
-    for (int y = 0; y < g.ny; ++y)
-      for (int x = 0; x < g.nx; ++x) {
-        const std::size_t index = std::size_t(x) + std::size_t(g.nx) * (y + std::size_t(g.ny) * z);
-        const float px = float(m[0] * x + m[1] * y + m[2] * z + m[3]);
-        const float py = float(m[4] * x + m[5] * y + m[6] * z + m[7]);
-        const float pz = float(m[8] * x + m[9] * y + m[10] * z + m[11]);
-        if (!regpipe_common::inside(mg, px, py, pz)) continue;
-        const int x0 = int(px), y0 = int(py), z0 = int(pz);
-        uint32_t w[8];
-        regpipe_common::partial_volume_weights(px - float(x0), py - float(y0), pz - float(z0), w);
-        const std::size_t xs[2] = {std::size_t(x0), std::size_t(std::min(x0 + 1, mg.nx - 1))};
-        const std::size_t ys[2] = {std::size_t(y0), std::size_t(std::min(y0 + 1, mg.ny - 1))};
-        const std::size_t zs[2] = {std::size_t(z0), std::size_t(std::min(z0 + 1, mg.nz - 1))};
-        uint64_t* row = units.data() + std::size_t(p.ref.voxel_bins[index]) * bins;
-        for (int c = 0; c < 2; ++c)
-          for (int b = 0; b < 2; ++b)
-            for (int a = 0; a < 2; ++a) {
-              const std::size_t n = xs[a] + std::size_t(mg.nx) * (ys[b] + std::size_t(mg.ny) * zs[c]);
-              row[p.mov.voxel_bins[n]] += w[a + 2 * b + 4 * c];
-            }
-      }
+  for_each_inside_voxel(p, matrix, [&](std::size_t index, float px, float py, float pz) {
+    const int x0 = int(px), y0 = int(py), z0 = int(pz);
+    uint32_t w[8];
+    regpipe_common::partial_volume_weights(px - float(x0), py - float(y0), pz - float(z0), w);
+    const std::size_t xs[2] = {std::size_t(x0), std::size_t(std::min(x0 + 1, mg.nx - 1))};
+    const std::size_t ys[2] = {std::size_t(y0), std::size_t(std::min(y0 + 1, mg.ny - 1))};
+    const std::size_t zs[2] = {std::size_t(z0), std::size_t(std::min(z0 + 1, mg.nz - 1))};
+    uint64_t* row = units.data() + std::size_t(p.ref.voxel_bins[index]) * bins;
+    for (int c = 0; c < 2; ++c)
+      for (int b = 0; b < 2; ++b)
+        for (int a = 0; a < 2; ++a) {
+          const std::size_t n = xs[a] + std::size_t(mg.nx) * (ys[b] + std::size_t(mg.ny) * zs[c]);
+          row[p.mov.voxel_bins[n]] += w[a + 2 * b + 4 * c];
+        }
+  });
   std::vector<double> h(units.size());
   for (std::size_t e = 0; e < units.size(); ++e) h[e] = double(units[e]) / double(regpipe_common::kPartialVolumeOne);
   return h;
