@@ -63,8 +63,7 @@ std::vector<std::unique_ptr<CostInstance>> level_costs(const PipelineRegistratio
 
 }  // namespace
 
-// From the mass moments in
-// index space (one pass of multiply-adds: a 256x256x160 image takes milliseconds), since
+// From the mass moments in index space (one pass of multiply-adds), since
 // sum w |A i + d|^2 = trace(A^T A M2) + 2 d^T A M1 + M0 |d|^2 for world = A i + b, d = b - centre.
 double mass_radius_mm(const Image& image, const Eigen::Vector3d& centre) {
   // The rows' sums in parallel (each row summed in order, as one loop would), then added
