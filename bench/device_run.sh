@@ -38,19 +38,19 @@ t0=$(now)
 for i in $(seq -w 1 20); do regpipe run /tmp/batch.yaml --set inputs.moving=/tmp/b20/m$i.nii.gz --set outputs.dir=/tmp/single/$i --set outputs.registered_image=false > /dev/null 2>&1 || echo "single $i failed" >> $OUT/batch/summary.txt; done
 echo "20 separate processes noimages wall_s=$(el $t0)" | tee -a $OUT/batch/summary.txt
 # 2. known-transform cases (elastix comparison) with cuda.cr + optim.flirt, wall clock per process
-mkdir -p $OUT/elx /tmp/elxout /tmp/single
+mkdir -p $OUT/elx /tmp/elxout
 for c in t1_rot10 t1_rot45 phantom; do
-  cd=$D/elx/$c; ref=$D/chris_t1.nii.gz; levels="[8, 4, 2, 1]"
-  [ $c = phantom ] && { ref=$cd/reference.nii.gz; levels="[8, 4, 3]"; }
+  case_dir=$D/elx/$c; ref=$D/chris_t1.nii.gz; levels="[8, 4, 2, 1]"
+  [ $c = phantom ] && { ref=$case_dir/reference.nii.gz; levels="[8, 4, 3]"; }
   cat > /tmp/elx_$c.yaml <<YAML
-inputs: {reference: $ref, moving: $cd/moving.nii.gz}
+inputs: {reference: $ref, moving: $case_dir/moving.nii.gz}
 registration:
   dof: 12
   levels_mm: $levels
   cost: {plugin: cuda.cr, params: {bins: 256}}
   optimizer: {plugin: optim.flirt}
 outputs: {dir: /tmp/elxout/$c, registered_image: false}
-evaluation: {truth: $cd/truth_world.txt}
+evaluation: {truth: $case_dir/truth_world.txt}
 YAML
   for i in 0 1 2 3; do
     t0=$(now); regpipe run /tmp/elx_$c.yaml > $OUT/elx/$c.$i.log 2>&1; rc=$?; w=$(el $t0)
