@@ -157,6 +157,20 @@ int main(int argc, char** argv) {
   }
   if (!gpu) return 0;
 
+  // What a call's batch buys: the per-call cost spread over k, and (fused) the moving image
+  // read from L2 by the k transforms of a span range rather than from memory by each.
+  std::printf("\n## Versus batch size (%s, bins 256, us per evaluation)\n\n", b.levels[finest].name.c_str());
+  const std::vector<size_t> batch_sizes = {1, 2, 4, 8, 16, 32, 64};
+  std::vector<std::string> k_columns;
+  for (size_t k : batch_sizes) k_columns.push_back("k=" + std::to_string(k));
+  bench::print_header("scheme", k_columns);
+  for (const auto& s : schemes) {
+    std::printf("| %s", s.c_str());
+    for (size_t k : batch_sizes) std::printf(" | %.1f", b.run("batch", s, finest, 256, k));
+    std::printf(" |\n");
+    std::fflush(stdout);
+  }
+
   std::printf("\n## Versus bins (%s, k=1)\n\n", b.levels[finest].name.c_str());
   const std::vector<int> bins = {8, 16, 32, 64, 128, 256};
   std::vector<std::string> bin_columns;

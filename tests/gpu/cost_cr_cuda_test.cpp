@@ -278,12 +278,12 @@ TEST(CudaCrDevice, MissingDeviceIsAClearErrorNamingTheCpuAlternative) {
   }
 }
 
-// fused launches at most 65535 transforms at a time (grid.y) and finishes each transform in
-// the last of its blocks (a ticket counter per transform, reset for the next call). A batch
-// of 70 000 (the 100 test transforms repeated, every 7th replaced by one without overlap)
-// must give every transform the bits it gets in a batch of 100, in both kernels (plain, and
-// weighted with a border), after a smaller call and before a smaller one.
-TEST_F(CudaCrFused, BatchesLargerThanOneLaunchGiveTheSameBits) {
+// fused finishes each transform in the last of its blocks (a ticket counter per transform,
+// reset for the next call). A batch of 70 000 (the 100 test transforms repeated, every 7th
+// replaced by one without overlap; more than a grid dimension of 65535) must give every
+// transform the bits it gets in a batch of 100, in both kernels (plain, and weighted with a
+// border), after a smaller call and before a smaller one.
+TEST_F(CudaCrFused, BigBatchesGiveTheSameBits) {
   constexpr double kMm = 8;
   constexpr int kBinsHere = 256;
   constexpr size_t kBig = 70000;
@@ -349,6 +349,46 @@ TEST_F(CudaCrFused, AnyBlockPartitionAgreesWithTheCpuReference) {
       EXPECT_NEAR(overlaps[t], cpu_overlap[t], 1e-6) << shape << ", transform " << t;
     }
     EXPECT_EQ(again, costs) << shape << ": a second call differs (not bitwise repeatable, or sums not reset)";
+  }
+}
+
+// A block of fused adds at most 65536 samples to its 32-bit histogram words: fewer blocks than
+// that takes are raised to the fewest that keep each block within it (2 mm: 1.3 M voxels, so
+// at least 21 blocks), with the same costs as the default partition's within the tolerance,
+// and bit for bit between calls.
+TEST_F(CudaCrFused, TooFewBlocksAreRaisedToTheHistogramLimit) {
+  constexpr double kMm = 2;
+  constexpr int kBinsHere = 128;
+  constexpr int kCount = 10;
+  if (!prepare_level(kMm, kBinsHere)) GTEST_SKIP() << "shared data not found: " << test::shared_data_dir();
+  Fixture& f = fixture();
+  const auto& cpu = f.cpu_costs.at({kBinsHere, kMm});
+  auto gpu = gpu_cost_on_level({{"scheme", "fused"}, {"bins", std::to_string(kBinsHere)}, {"blocks", "1"}}, kMm);
+  std::vector<double> costs(kCount), again(kCount);
+  gpu->evaluate(f.matrices.at(kMm).data(), kCount, costs.data());
+  gpu->evaluate(f.matrices.at(kMm).data(), kCount, again.data());
+  for (int t = 0; t < kCount; ++t)
+    EXPECT_LE(std::fabs(costs[t] - cpu[t]) / std::max(cpu[t], 1e-3), tolerance("fused"))
+        << "blocks=1 at 2 mm, transform " << t << ": gpu " << costs[t] << " cpu " << cpu[t];
+  EXPECT_EQ(again, costs) << "blocks=1 at 2 mm: a second call differs";
+}
+
+// Rows longer than a block's histogram limit cannot be split over blocks: refused at
+// set_reference naming the schemes that can take them.
+TEST_F(CudaCrFused, RowsLongerThanTheHistogramLimitAreRefusedNamingAlternatives) {
+  Image wide;
+  wide.dims = {70000, 2, 2};
+  wide.data.resize(wide.voxel_count());
+  for (size_t i = 0; i < wide.data.size(); ++i) wide.data[i] = float(i % 97);
+  const Component& c = fixture().host.require(RP_KIND_COST, "cuda.cr");
+  CostInstance gpu(c, fixture().services, resolve_params(c, {{"scheme", "fused"}}));
+  try {
+    gpu.set_reference(wide, nullptr);
+    FAIL() << "a 70000-voxel row should be refused by fused";
+  } catch (const ComponentError& e) {
+    EXPECT_EQ(e.status(), RP_UNSUPPORTED) << e.what();
+    EXPECT_NE(std::string(e.what()).find("scheme5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("70000"), std::string::npos) << e.what();
   }
 }
 

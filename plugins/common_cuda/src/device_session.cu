@@ -17,7 +17,7 @@ DeviceInfo select_device(int index, const std::string& cpu_alternative) {
   RP_CUDA_CHECK(cudaSetDevice(index));
   cudaDeviceProp prop{};
   RP_CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
-  return {index, prop.multiProcessorCount, prop.sharedMemPerBlockOptin, prop.name};
+  return {index, prop.multiProcessorCount, prop.sharedMemPerBlockOptin, std::size_t(prop.l2CacheSize), prop.name};
 }
 
 void require_device_memory(std::size_t bytes, const std::string& what, const DeviceInfo& device) {

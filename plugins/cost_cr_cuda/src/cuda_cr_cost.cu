@@ -60,14 +60,14 @@ CudaCrCost::Geometry geometry_of(const Image& image, bool weighted) {
   return g;
 }
 
-// The power of two that maps `bound` to just under 2^61: fixed-point totals of up to 4x the
-// bound (float rounding of the partial sums) still fit in int64. At most 2^120, so that the
-// kernel's float copy of the scale is finite (a bound below 2^-59 loses resolution).
+// The power of two that maps `bound` to at most 2^30, so that a float product up to the bound
+// (and its rounding) converts to a 32-bit integer. At most 2^119, so that the kernel's float
+// copy of the scale is finite (a bound below 2^-89 loses resolution).
 double fixed_point_scale(double bound) {
   if (!(bound > 0.0) || !std::isfinite(bound)) return 1.0;
   int exponent = 0;
   std::frexp(bound, &exponent);  // bound < 2^exponent
-  return std::ldexp(1.0, 61 - std::max(exponent, -59));
+  return std::ldexp(1.0, 30 - std::max(exponent, -89));
 }
 
 // The device address of page-locked host memory (unified addressing): the finish steps
@@ -141,8 +141,13 @@ CudaCrCost::Geometry CudaCrCost::set_fused_reference(const rp_image& image, cons
       regpipe_common::make_binning(ref.min_value, ref.max_value, bins_, "reference");
   // At most 16 bytes a voxel whichever the scheme (bins, weights, sort keys and indices).
   check_device_memory(ref.voxel_count * 16, "the reference image");
+  if (uint32_t(ref.grid.nx) > kMaxBlockSamples)
+    throw rp::Error(RP_UNSUPPORTED, "fused: the reference has rows of " + std::to_string(ref.grid.nx) +
+                                        " voxels, more than its " + std::to_string(kMaxBlockSamples) +
+                                        "-voxel limit; use scheme5 or cpu.cr");
   const ReferenceSpans spans = make_reference_spans(ref, binning);
   ref_total_weight_ = ref.total_weight;
+  ref_weight_max_ = double(ref.max_weight);
   prepare_fused(spans, threads_per_block_, bins_, stream_, fused_, layouts_.fused);
   layouts_.voxel_count = uint32_t(ref.voxel_count);
   return geometry_of(ref, ref.weights != nullptr);
@@ -181,13 +186,18 @@ void CudaCrCost::set_moving(const rp_image& image, const rp_image* weight) {
   const MeasuredImage mov = regpipe_common::measure_image_in_place(image, weight, "moving");
   regpipe_common::require_varying(mov, "moving", "correlation ratio");
   check_voxel_count(mov.voxel_count, "moving");
-  check_device_memory(mov.voxel_count * 2 * sizeof(float), "the moving image");
+  const bool quads = scheme_name_ == "fused" && !nearest_;
+  check_device_memory(mov.voxel_count * (2 * sizeof(float) + (quads ? sizeof(float4) : 0)), "the moving image");
   // The mean, a serial sum, beside the copies from the caller's memory (small levels: after,
   // a thread would cost more than it saves).
   const auto policy = mov.voxel_count < kVoxelsForAThread ? std::launch::deferred : std::launch::async;
   std::future<double> mean = std::async(policy, regpipe_common::weighted_mean, std::cref(mov));
   mov_values_.upload(mov.values, mov.voxel_count, stream_);
   if (mov.weights != nullptr) mov_weight_.upload(mov.weights, mov.voxel_count, stream_);
+  if (quads) {
+    mov_quads_.ensure(mov.voxel_count);
+    make_trilinear_quads(mov_values_.get(), geometry_of(mov, false).grid, mov_quads_.get(), stream_);
+  }
   Geometry geometry = geometry_of(mov, mov.weights != nullptr);
   geometry.mean = mean.get();
   // Bounds of fused's fixed-point sums: interpolation stays within the voxel values and
@@ -201,14 +211,14 @@ void CudaCrCost::set_moving(const rp_image& image, const rp_image* weight) {
 }
 
 FixedPointScales CudaCrCost::fixed_point_scales() const {
-  // A sample's weight is at most w_ref * (largest moving weight) (border <= 1), and |y| at
-  // most the largest deviation from the moving mean.
-  const double w = ref_total_weight_ * mov_weight_max_;
+  // A sample's weight is at most the largest reference weight times the largest moving weight
+  // (border <= 1), and |y| at most the largest deviation from the moving mean.
+  const double w = ref_weight_max_ * mov_weight_max_;
   FixedPointScales s;
   s.w = fixed_point_scale(w);
   s.wy = fixed_point_scale(w * mov_deviation_max_);
   s.wyy = fixed_point_scale(w * mov_deviation_max_ * mov_deviation_max_);
-  s.overlap = fixed_point_scale(ref_total_weight_);
+  s.overlap = fixed_point_scale(ref_weight_max_);
   s.w_f = float(s.w);
   s.wy_f = float(s.wy);
   s.wyy_f = float(s.wyy);
@@ -261,8 +271,10 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
   a.ref_bins = ref_bins_.get();
   a.ref_weight = ref_->weighted ? ref_weight_.get() : nullptr;
   a.mov_grid = mov_->grid;
+  a.mov_last = make_float3(float(a.mov_grid.nx - 1), float(a.mov_grid.ny - 1), float(a.mov_grid.nz - 1));
   a.mov = mov_values_.get();
   a.mov_weight = mov_->weighted ? mov_weight_.get() : nullptr;
+  a.mov_quads = scheme_name_ == "fused" && !nearest_ ? mov_quads_.get() : nullptr;
   a.mov_shift = float(mov_->mean);
   a.nearest = nearest_ ? 1 : 0;
   a.border = regpipe_common::BorderWeight(mov_->grid, mov_->spacing_mm, border_mm_);
@@ -276,6 +288,7 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
   l.threads_per_block = threads_per_block_;
   l.blocks = blocks_;
   l.sm_count = device_.sm_count;
+  l.l2_bytes = device_.l2_bytes;
   l.stream = stream_;
   l.layouts = &layouts_;
   l.unit_weights = !ref_->weighted && !mov_->weighted && border_mm_ == 0.0;

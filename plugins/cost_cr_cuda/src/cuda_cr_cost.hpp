@@ -66,10 +66,12 @@ class CudaCrCost {
 
   std::optional<Geometry> ref_, mov_;  // empty until a set_* call has succeeded
   double ref_total_weight_ = 0.0;
+  double ref_weight_max_ = 1.0;     // largest reference weight (1 without a weighting)
   double mov_weight_max_ = 1.0;     // largest moving weight (1 without a weighting)
   double mov_deviation_max_ = 0.0;  // largest |value - mean| over every moving voxel
   DeviceBuffer<int32_t> ref_bins_;
   DeviceBuffer<float> ref_weight_, mov_values_, mov_weight_;
+  DeviceBuffer<float4> mov_quads_;  // fused, trilinear: make_trilinear_quads
   PresortBuffers presort_;
   FusedBuffers fused_;
   ReferenceLayouts layouts_;

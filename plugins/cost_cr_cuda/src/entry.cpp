@@ -14,8 +14,8 @@ const rp_component_desc kComponents[] = {
      "1 - eta(Y|X) on an NVIDIA GPU, the same measure as cpu.cr (bins, weights, border, overlap, "
      "worst value 1), with the five histogram schemes of Li & Kumar 2014 and ours (fused: all k "
      "transforms and their final formula in one launch, warps walking runs of weighted voxels, the "
-     "background bin in registers, the other bins in 64-bit fixed point with integer atomics; bitwise "
-     "repeatable). Without a "
+     "moving image read as trilinear quads, the background bin in registers, the other bins in fixed "
+     "point with integer reductions; bitwise repeatable). Without a "
      "CUDA device, create fails with RP_DEVICE so a pipeline's [cuda.cr, cpu.cr] falls back to the CPU.",
      kParams, sizeof(kParams) / sizeof(kParams[0]), &kVtable}};
 

@@ -23,7 +23,8 @@ inline constexpr rp_param_desc kParams[] = {
     {sizeof(rp_param_desc), "threads_per_block", RP_PARAM_INT, "256", 32, 1024, nullptr, "",
      "threads per block, a multiple of 32"},
     {sizeof(rp_param_desc), "blocks", RP_PARAM_INT, "0", 0, 65535, nullptr, "",
-     "thread blocks per launch, per transform for fused (0 = the scheme's choice; the paper's block-count experiment)"},
+     "thread blocks per launch, per transform for fused, which takes at least one per 65536 voxels (0 = the "
+     "scheme's choice; the paper's block-count experiment)"},
     {sizeof(rp_param_desc), "max_block_workload", RP_PARAM_INT, "768", 32, 1048576, nullptr, "voxels",
      "scheme5: most voxels one block handles (Li & Kumar's 768)"},
 };

@@ -10,6 +10,7 @@ struct DeviceInfo {
   int index = 0;
   int sm_count = 1;
   std::size_t shared_per_block = 48 * 1024;  // the opt-in maximum of dynamic shared memory
+  std::size_t l2_bytes = 0;                  // the L2 cache
   std::string name;
 };
 

@@ -5,6 +5,8 @@
 #include <regpipe_common/border_weight.hpp>
 #include <regpipe_common/voxel_map.hpp>
 
+#include <vector_types.h>
+
 #include <cstdint>
 
 namespace regpipe::cost_cr_cuda {
@@ -21,6 +23,9 @@ struct CrArgs {
   regpipe_common::Grid mov_grid;
   const float* mov;
   const float* mov_weight;  // null: weight 1
+  float3 mov_last;          // float(n - 1) per axis: the sampling domain's upper bounds (inside())
+  // fused with trilinear sampling: the moving values as trilinear quads (fused.cu), else null.
+  const float4* mov_quads;
   float mov_shift;          // the moving mean: y = value - shift keeps sums well conditioned
   int nearest;              // 1: nearest-neighbour sampling, else trilinear
   regpipe_common::BorderWeight border;

@@ -1,38 +1,55 @@
 // fused (ours). What makes it faster than Li & Kumar's five schemes on Hopper (README.md):
-// - one launch for all k transforms of a call (grid.y = transform), which also finishes the
-//   evaluation: the last block of each transform to finish computes the cost (threadfence +
-//   atomic ticket, as CUB's single-pass reductions), writes it to the caller's page-locked
-//   memory and zeroes the sums for the next call (no memset, no copy back);
+// - one launch for all k transforms of a call (grid.x = transform, grid.y = span range), which
+//   also finishes the evaluation: the last block of each transform to finish computes the cost
+//   (threadfence + atomic ticket, as CUB's single-pass reductions), writes it to the caller's
+//   page-locked memory and zeroes the sums for the next call (no memset, no copy back). Blocks
+//   are dispatched transform-fastest, so the blocks running together share a span range and
+//   read its neighbourhood of the moving image from L2 (fetched from memory once a batch);
 // - warps walk "spans", runs of weighted reference voxels along x made once per reference:
 //   coalesced 2-byte bin loads, no index division, the row part of the voxel map computed
 //   once per span, and reference voxels of weight 0 never visited. A block owns a contiguous
-//   range of spans and its warps take neighbouring rows, so the eight trilinear neighbours
-//   of a row's samples, shared with the next rows, come from the SM's L1;
-// - each lane samples two neighbouring voxels per step with unconditional loads (positions
-//   outside the moving image are clamped to its first voxel and weighted 0): 16 independent
-//   loads in flight per lane hide the memory latency, and when both fall in the same bin
-//   (common along x) they are added together before the atomics;
+//   range of spans and its warps take neighbouring rows, so the trilinear neighbours of a
+//   row's samples, shared with the next rows, come from the SM's L1;
+// - the moving image as trilinear quads (make_trilinear_quads): two 16-byte loads a sample
+//   instead of eight 4-byte ones, contiguous across a warp (lanes take voxels j and j + 32),
+//   for batches and for images whose quads fit in L2; the plain floats otherwise. Both give
+//   the same values. Loads are unconditional (positions outside the moving image are clamped
+//   to its first voxel and weighted 0) so that a lane's two samples overlap their latency;
 // - the most populated bin (the background: 44% of chris_t1, up to 77% of a head in Li &
 //   Kumar's Table IV) is summed in registers;
-// - every other sample goes to a per-block shared histogram of 64-bit integers (fixed point)
-//   with native 32-bit integer atomics (low word, then the high word plus the low word's
-//   carry): no float atomics, whose compare-and-swap loops (sm_90 has no float add on shared
-//   memory) replay once per colliding lane, and no per-warp grouping;
+// - every other sample goes to a per-block shared histogram in 32-bit fixed point, each value
+//   added as its low 16 bits and the rest to two 32-bit words by native reductions (no return
+//   value to wait for, no float atomics, whose compare-and-swap loops (sm_90 has no float add on
+//   shared memory) replay once per colliding lane, no per-warp grouping);
 // - blocks add their histograms to global memory as 64-bit integers (native atomics).
 // Deterministic: integer sums do not depend on their order and every float sum (a lane's
 // background-bin partials) has a fixed order given the partition of the spans, which depends
 // only on the reference and the device: costs repeat bit for bit and do not depend on k.
 // Exactness: each sample's w, w y and w y^2 are float products (as in every scheme) rounded
-// once to a multiple of 2^-61 of the largest possible total; the integer sums are exact.
+// once to a multiple of 2^-30 of their largest possible value; the integer sums are exact.
 #include "../kernels/cr_finish.cuh"
 #include "../kernels/cr_sample.cuh"
 #include "schemes.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstddef>
 
 namespace regpipe::cost_cr_cuda {
 namespace {
+
+// Trilinear interpolation of eight neighbours v_xyz with fractions fx, fy, fz: the arithmetic
+// of regpipe_common::trilinear, in its order, so every reader gives the same bits.
+__device__ __forceinline__ float trilinear_mix(float v000, float v100, float v010, float v110, float v001, float v101,
+                                               float v011, float v111, float fx, float fy, float fz) {
+  const float c00 = v000 + fx * (v100 - v000);
+  const float c10 = v010 + fx * (v110 - v010);
+  const float c01 = v001 + fx * (v101 - v001);
+  const float c11 = v011 + fx * (v111 - v011);
+  const float c0 = c00 + fy * (c10 - c00);
+  const float c1 = c01 + fy * (c11 - c01);
+  return c0 + fz * (c1 - c0);
+}
 
 // regpipe_common::trilinear with 32-bit offsets (the moving image has < 2^31 voxels,
 // checked in set_moving): the same neighbour clamps and the same arithmetic, so the same
@@ -50,28 +67,44 @@ __device__ __forceinline__ float trilinear_32(const float* __restrict__ data, co
   const float v010 = __ldg(data + i + dy), v110 = __ldg(data + i + dy + dx);
   const float v001 = __ldg(data + i + dz), v101 = __ldg(data + i + dz + dx);
   const float v011 = __ldg(data + i + dz + dy), v111 = __ldg(data + i + dz + dy + dx);
-  const float c00 = v000 + fx * (v100 - v000);
-  const float c10 = v010 + fx * (v110 - v010);
-  const float c01 = v001 + fx * (v101 - v001);
-  const float c11 = v011 + fx * (v111 - v011);
-  const float c0 = c00 + fy * (c10 - c00);
-  const float c1 = c01 + fy * (c11 - c01);
-  return c0 + fz * (c1 - c0);
+  return trilinear_mix(v000, v100, v010, v110, v001, v101, v011, v111, fx, fy, fz);
 }
 
-// Adds q to a 64-bit integer kept as two 32-bit words {low, high} in shared memory, with
-// native 32-bit atomics (a 64-bit add on shared memory compiles to a compare-and-swap loop).
-// Each add that wraps the low word carries exactly one into the high word, so the pair
-// holds the exact sum modulo 2^64 whatever the order of the adds.
-__device__ __forceinline__ void add_fixed(unsigned* words, long long q) {
-  const unsigned low = unsigned(q), high = unsigned(static_cast<unsigned long long>(q) >> 32);
-  const unsigned before = atomicAdd(words, low);
-  const unsigned carry = before + low < before ? 1u : 0u;
-  if (high + carry != 0u) atomicAdd(words + 1, high + carry);
+// The same value from the quads of make_trilinear_quads: two 16-byte loads hold the eight
+// neighbours (the x and y clamps are in the quads), so a warp reads contiguous memory with a
+// quarter of the load instructions and none of their address arithmetic.
+__device__ __forceinline__ float trilinear_quads(const float4* __restrict__ quads, const regpipe_common::Grid& g,
+                                                 float x, float y, float z) {
+  const int x0 = int(x), y0 = int(y), z0 = int(z);
+  const float fx = x - float(x0), fy = y - float(y0), fz = z - float(z0);
+  const int sz = g.nx * g.ny;
+  const int i = x0 + g.nx * y0 + sz * z0;
+  const int dz = z0 + 1 < g.nz ? sz : 0;
+  const float4 lower = __ldg(quads + i), upper = __ldg(quads + i + dz);
+  return trilinear_mix(lower.x, lower.y, lower.z, lower.w, upper.x, upper.y, upper.z, upper.w, fx, fy, fz);
 }
 
-__device__ __forceinline__ long long read_fixed(const unsigned* words) {
-  return static_cast<long long>((static_cast<unsigned long long>(words[1]) << 32) | words[0]);
+__global__ void trilinear_quads_kernel(const float* __restrict__ values, regpipe_common::Grid g,
+                                       float4* __restrict__ quads) {
+  const uint32_t count = uint32_t(g.nx) * uint32_t(g.ny) * uint32_t(g.nz);
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
+    const uint32_t x = i % uint32_t(g.nx), y = i / uint32_t(g.nx) % uint32_t(g.ny);
+    const uint32_t dx = x + 1 < uint32_t(g.nx) ? 1 : 0, dy = y + 1 < uint32_t(g.ny) ? uint32_t(g.nx) : 0;
+    quads[i] = make_float4(values[i], values[i + dx], values[i + dy], values[i + dy + dx]);
+  }
+}
+
+// A block's histogram entry is a pair of 32-bit words {low, high} summing a sample's 32-bit
+// fixed-point value q (|q| < 2^31) as its low 16 bits and the rest: both adds are native
+// reductions without a return value (no carry to detect, nothing to wait for), exact while a
+// block adds at most kMaxBlockSamples samples to an entry (the low word stays below 2^32).
+__device__ __forceinline__ void add_split(unsigned* words, int q) {
+  atomicAdd(words, unsigned(q) & 0xffffu);
+  atomicAdd(reinterpret_cast<int*>(words) + 1, q >> 16);
+}
+
+__device__ __forceinline__ long long read_split(const unsigned* words) {
+  return static_cast<long long>(static_cast<int>(words[1])) * 65536 + static_cast<long long>(words[0]);
 }
 
 // One sample: weight (0 when it does not count), moving value minus the mean, and the
@@ -82,7 +115,7 @@ struct FusedSample {
 
 // Samples span voxel `j` (in span order `index`) at reference x, as sample_voxel and cpu.cr
 // do, with every load unconditional so that the caller's two samples overlap their latency.
-template <bool kPlain>
+template <bool kPlain, bool kQuads>
 __device__ __forceinline__ FusedSample sample_span_voxel(const CrArgs& a, const FusedLayout& r, const double* map,
                                                          double rx, double ry, double rz, int x, int index,
                                                          bool in_span) {
@@ -91,10 +124,14 @@ __device__ __forceinline__ FusedSample sample_span_voxel(const CrArgs& a, const 
   // rounding tie.
   float px = float(fma(map[0], double(x), rx)), py = float(fma(map[4], double(x), ry)),
         pz = float(fma(map[8], double(x), rz));
-  const bool inside = in_span && regpipe_common::inside(a.mov_grid, px, py, pz);
+  // regpipe_common::inside's six comparisons, evaluated together rather than short-circuited
+  // (branches and per-sample int-to-float conversions of the bounds, ~20 instructions).
+  const bool inside = in_span & (px >= 0.f) & (py >= 0.f) & (pz >= 0.f) & (px <= a.mov_last.x) &
+                      (py <= a.mov_last.y) & (pz <= a.mov_last.z);
   if (!inside) px = py = pz = 0.f;  // a valid place to load from; the sample weighs 0
   const float value = a.nearest ? regpipe_common::nearest(a.mov, a.mov_grid, px, py, pz)
-                                : trilinear_32(a.mov, a.mov_grid, px, py, pz);
+                                : (kQuads ? trilinear_quads(a.mov_quads, a.mov_grid, px, py, pz)
+                                          : trilinear_32(a.mov, a.mov_grid, px, py, pz));
   FusedSample s{0.f, value - a.mov_shift, 0.f};
   if (kPlain) {
     s.w = s.overlap = inside ? 1.f : 0.f;
@@ -108,9 +145,9 @@ __device__ __forceinline__ FusedSample sample_span_voxel(const CrArgs& a, const 
   return s;
 }
 
-// Block histogram entries: sum c of bin b at 3 b + c (the global layout), the overlap at
-// 3 bins; two 32-bit words each. In the plain kernel the w entries and the overlap count
-// samples (every weight is 1) and are scaled when the block merges.
+// Block histogram entries: sum c of bin b at 3 b + c (the global layout), two 32-bit words
+// each (add_split). In the plain kernel the w entries count samples (every weight is 1) and
+// are scaled when the block merges.
 struct BlockHistogram {
   unsigned* words;
   __device__ unsigned* entry(int e) const { return words + 2 * e; }
@@ -122,55 +159,41 @@ struct LaneSums {
   float hot_w = 0.f, hot_wy = 0.f, hot_wyy = 0.f, overlap = 0.f;
 };
 
-// A sample's contribution outside the background bin, in fixed point (plain: w is a count).
+// A sample's contribution outside the background bin, in 32-bit fixed point (plain: w is a
+// count): each product rounded once to a multiple of 2^-30 of its largest possible value.
 struct FixedSample {
-  long long w, wy, wyy;
+  int w, wy, wyy;
 };
 
 template <bool kPlain>
 __device__ __forceinline__ FixedSample to_fixed(float w, float wy, float wyy, const FixedPointScales& scale) {
-  return {kPlain ? 1ll : __float2ll_rn(w * scale.w_f), __float2ll_rn(wy * scale.wy_f),
-          __float2ll_rn(wyy * scale.wyy_f)};
+  return {kPlain ? 1 : __float2int_rn(w * scale.w_f), __float2int_rn(wy * scale.wy_f),
+          __float2int_rn(wyy * scale.wyy_f)};
 }
 
 template <bool kPlain>
 __device__ __forceinline__ void add_to_histogram(const BlockHistogram& h, int bin, const FixedSample& q) {
   unsigned* e = h.entry(kSumsPerBin * bin);
-  if (kPlain) atomicAdd(e, unsigned(q.w));  // a count: at most 2^32 - 1 samples per block and bin
-  else add_fixed(e, q.w);
-  add_fixed(e + 2, q.wy);
-  add_fixed(e + 4, q.wyy);
+  if (kPlain) atomicAdd(e, 1u);  // a count
+  else add_split(e, q.w);
+  add_split(e + 2, q.wy);
+  add_split(e + 4, q.wyy);
 }
 
-// Adds a lane's two samples (neighbours along x): background-bin samples to the lane's
-// registers, the others to the block histogram, as one add when they share a bin. Integer
-// sums: merged or not, the histogram gets the same bits.
+// Adds a sample: to the lane's registers in the background bin, else to the block histogram.
 template <bool kPlain>
-__device__ __forceinline__ void accumulate_pair(const FusedSample (&s)[2], const int (&bin)[2], int hot_bin,
-                                                const FixedPointScales& scale, const BlockHistogram& h,
-                                                LaneSums& lane) {
-  bool cold[2];
-  float wy[2], wyy[2];
-  for (int v = 0; v < 2; ++v) {
-    lane.overlap += s[v].overlap;
-    const bool counted = s[v].w > 0.f;
-    wy[v] = s[v].w * s[v].y;
-    wyy[v] = wy[v] * s[v].y;
-    if (counted && bin[v] == hot_bin) {
-      lane.hot_w += s[v].w;
-      lane.hot_wy += wy[v];
-      lane.hot_wyy += wyy[v];
-    }
-    cold[v] = counted && bin[v] != hot_bin;
+__device__ __forceinline__ void accumulate(const FusedSample& s, int bin, int hot_bin, const FixedPointScales& scale,
+                                           const BlockHistogram& h, LaneSums& lane) {
+  lane.overlap += s.overlap;
+  if (!(s.w > 0.f)) return;
+  const float wy = s.w * s.y, wyy = wy * s.y;
+  if (bin == hot_bin) {
+    lane.hot_w += s.w;
+    lane.hot_wy += wy;
+    lane.hot_wyy += wyy;
+  } else {
+    add_to_histogram<kPlain>(h, bin, to_fixed<kPlain>(s.w, wy, wyy, scale));
   }
-  if (cold[0] && cold[1] && bin[0] == bin[1]) {
-    const FixedSample q0 = to_fixed<kPlain>(s[0].w, wy[0], wyy[0], scale);
-    const FixedSample q1 = to_fixed<kPlain>(s[1].w, wy[1], wyy[1], scale);
-    add_to_histogram<kPlain>(h, bin[0], {q0.w + q1.w, q0.wy + q1.wy, q0.wyy + q1.wyy});
-    return;
-  }
-  for (int v = 0; v < 2; ++v)
-    if (cold[v]) add_to_histogram<kPlain>(h, bin[v], to_fixed<kPlain>(s[v].w, wy[v], wyy[v], scale));
 }
 
 // kPlain: no weight images and no fuzzy border, so every sample inside weighs exactly 1 (the
@@ -179,25 +202,29 @@ __device__ __forceinline__ void accumulate_pair(const FusedSample (&s)[2], const
 // registers; 48 lets 5 blocks of 256 threads share an SM (4 at the 56 ptxas would take)
 // with no spills in the plain kernel (the weighted one spills ~60 bytes), and still allows
 // 1024 threads a block.
-template <bool kPlain>
+template <bool kPlain, bool kQuads>
 __global__ void __maxnreg__(48) fused_kernel(CrArgs a, FusedLayout r, FixedPointScales scale,
                                                      unsigned* tickets) {
-  extern __shared__ unsigned block_words[];  // (3 bins + 1) two-word entries
+  extern __shared__ unsigned block_words[];  // 3 bins two-word entries
+  // The warps' sums of the background bin and the overlap (w, w y, w y^2, overlap), in the
+  // units of the entries (plain: counts for w and the overlap).
+  __shared__ unsigned long long warp_totals[4];
   __shared__ double map[12];
   __shared__ bool last_block;
   const int bins = a.bins;
-  const int entries = kSumsPerBin * bins + 1;
+  const int entries = kSumsPerBin * bins;
   const BlockHistogram h{block_words};
   for (int i = int(threadIdx.x); i < 2 * entries; i += int(blockDim.x)) block_words[i] = 0u;
-  const int t = int(blockIdx.y);
+  if (threadIdx.x < 4) warp_totals[threadIdx.x] = 0ull;
+  const int t = int(blockIdx.x);
   // The map once per block, not once per span.
   if (threadIdx.x < 12) map[threadIdx.x] = a.maps[12 * t + int(threadIdx.x)];
   __syncthreads();
 
   const int warps = int(blockDim.x / 32), warp = int(threadIdx.x / 32), lane_id = int(threadIdx.x % 32);
   // This block's contiguous share of the spans; its warps take neighbouring spans.
-  const uint32_t first_span = uint32_t(uint64_t(blockIdx.x) * r.span_count / gridDim.x);
-  const uint32_t end_span = uint32_t(uint64_t(blockIdx.x + 1) * r.span_count / gridDim.x);
+  const uint32_t first_span = uint32_t(uint64_t(blockIdx.y) * r.span_count / gridDim.y);
+  const uint32_t end_span = uint32_t(uint64_t(blockIdx.y + 1) * r.span_count / gridDim.y);
   LaneSums lane;
   for (uint32_t i = first_span + uint32_t(warp); i < end_span; i += uint32_t(warps)) {
     const int4 span = r.spans[i];
@@ -206,33 +233,25 @@ __global__ void __maxnreg__(48) fused_kernel(CrArgs a, FusedLayout r, FixedPoint
     const double ry = map[5] * y + map[6] * z + map[7];
     const double rz = map[9] * y + map[10] * z + map[11];
     for (int first = 0; first < span.z; first += 64) {  // the same trip count for the whole warp
-      const int j = first + 2 * lane_id;  // this lane's two neighbouring voxels: j, j + 1
-      const bool in0 = j < span.z, in1 = j + 1 < span.z;
-      const int bin[2] = {in0 ? int(r.bins[span.x + j]) : 0, in1 ? int(r.bins[span.x + j + 1]) : 0};
-      const FusedSample s[2] = {sample_span_voxel<kPlain>(a, r, map, rx, ry, rz, span.y + j, span.x + j, in0),
-                                sample_span_voxel<kPlain>(a, r, map, rx, ry, rz, span.y + j + 1, span.x + j + 1, in1)};
-      accumulate_pair<kPlain>(s, bin, r.hot_bin, scale, h, lane);
+      const int j = first + lane_id;  // this lane's two voxels: j, j + 32
+      const bool in0 = j < span.z, in1 = j + 32 < span.z;
+      const int bin[2] = {in0 ? int(r.bins[span.x + j]) : 0, in1 ? int(r.bins[span.x + j + 32]) : 0};
+      const FusedSample s[2] = {
+          sample_span_voxel<kPlain, kQuads>(a, r, map, rx, ry, rz, span.y + j, span.x + j, in0),
+          sample_span_voxel<kPlain, kQuads>(a, r, map, rx, ry, rz, span.y + j + 32, span.x + j + 32, in1)};
+      accumulate<kPlain>(s[0], bin[0], r.hot_bin, scale, h, lane);
+      accumulate<kPlain>(s[1], bin[1], r.hot_bin, scale, h, lane);
     }
   }
   // The lanes' register sums, in fixed point (plain: w and overlap are counts, exact in float
-  // below 2^24), summed over the warp as integers, join the block histogram from lane 0.
-  long long hot_w = kPlain ? static_cast<long long>(lane.hot_w) : __double2ll_rn(double(lane.hot_w) * scale.w);
-  long long covered = kPlain ? static_cast<long long>(lane.overlap)
-                             : __double2ll_rn(double(lane.overlap) * scale.overlap);
-  long long hot_wy = __double2ll_rn(double(lane.hot_wy) * scale.wy);
-  long long hot_wyy = __double2ll_rn(double(lane.hot_wyy) * scale.wyy);
-  for (int offset = 16; offset > 0; offset /= 2) {
-    hot_w += __shfl_xor_sync(0xffffffffu, hot_w, offset);
-    covered += __shfl_xor_sync(0xffffffffu, covered, offset);
-    hot_wy += __shfl_xor_sync(0xffffffffu, hot_wy, offset);
-    hot_wyy += __shfl_xor_sync(0xffffffffu, hot_wyy, offset);
-  }
-  if (lane_id == 0) {
-    unsigned* hot = h.entry(kSumsPerBin * r.hot_bin);
-    add_fixed(hot, hot_w);
-    add_fixed(hot + 2, hot_wy);
-    add_fixed(hot + 4, hot_wyy);
-    add_fixed(h.entry(entries - 1), covered);
+  // below 2^24), summed over the warp as integers, then over the block's warps.
+  long long total[4] = {
+      kPlain ? static_cast<long long>(lane.hot_w) : __double2ll_rn(double(lane.hot_w) * scale.w),
+      __double2ll_rn(double(lane.hot_wy) * scale.wy), __double2ll_rn(double(lane.hot_wyy) * scale.wyy),
+      kPlain ? static_cast<long long>(lane.overlap) : __double2ll_rn(double(lane.overlap) * scale.overlap)};
+  for (int c = 0; c < 4; ++c) {
+    for (int offset = 16; offset > 0; offset /= 2) total[c] += __shfl_xor_sync(0xffffffffu, total[c], offset);
+    if (lane_id == 0 && total[c] != 0) atomicAdd(&warp_totals[c], static_cast<unsigned long long>(total[c]));
   }
   __syncthreads();
 
@@ -240,10 +259,11 @@ __global__ void __maxnreg__(48) fused_kernel(CrArgs a, FusedLayout r, FixedPoint
   // (cuda_cr_cost.cu): sums[t][3 b + c]; overlap[t].
   auto* sums = reinterpret_cast<unsigned long long*>(a.sums) + std::size_t(t) * kSumsPerBin * bins;
   auto* overlap = reinterpret_cast<unsigned long long*>(a.overlap) + t;
-  for (int e = int(threadIdx.x); e < entries; e += int(blockDim.x)) {
-    long long v = read_fixed(h.entry(e));
+  for (int e = int(threadIdx.x); e <= entries; e += int(blockDim.x)) {
+    const bool is_overlap = e == entries;
+    long long v = is_overlap ? static_cast<long long>(warp_totals[3]) : read_split(h.entry(e));
+    if (!is_overlap && e / kSumsPerBin == r.hot_bin) v += static_cast<long long>(warp_totals[e % kSumsPerBin]);
     if (v == 0) continue;
-    const bool is_overlap = e == entries - 1;
     if (kPlain && (is_overlap || e % kSumsPerBin == 0)) v *= is_overlap ? scale.overlap_one : scale.w_one;
     atomicAdd(is_overlap ? overlap : sums + e, static_cast<unsigned long long>(v));
   }
@@ -251,7 +271,7 @@ __global__ void __maxnreg__(48) fused_kernel(CrArgs a, FusedLayout r, FixedPoint
   // The last block of transform t to get here finishes it.
   __threadfence();
   __syncthreads();
-  if (threadIdx.x == 0) last_block = atomicAdd(tickets + t, 1u) == gridDim.x - 1;
+  if (threadIdx.x == 0) last_block = atomicAdd(tickets + t, 1u) == gridDim.y - 1;
   __syncthreads();
   if (!last_block) return;
   __threadfence();
@@ -272,14 +292,30 @@ __global__ void __maxnreg__(48) fused_kernel(CrArgs a, FusedLayout r, FixedPoint
       });
 }
 
-template <bool kPlain>
+template <bool kPlain, bool kQuads>
 int resident_blocks(int threads_per_block, std::size_t shared) {
   int blocks = 0;
-  RP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fused_kernel<kPlain>, threads_per_block, shared));
+  RP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fused_kernel<kPlain, kQuads>, threads_per_block,
+                                                              shared));
   if (blocks < 1)
     throw rp::Error(RP_DEVICE, "fused: a block of " + std::to_string(threads_per_block) + " threads with " +
                                    std::to_string(shared) + " bytes of shared memory does not fit on the device");
   return blocks;
+}
+
+// Resident blocks of both readers of the moving image: the partition of the spans, and with
+// it the bits of a cost, must not depend on the reader a call's batch size selects.
+template <bool kPlain>
+int resident_blocks_of_both_readers(int threads_per_block, std::size_t shared) {
+  return std::min(resident_blocks<kPlain, false>(threads_per_block, shared),
+                  resident_blocks<kPlain, true>(threads_per_block, shared));
+}
+
+template <bool kPlain, bool kQuads>
+void launch_fused(dim3 grid, const SchemeLaunch& l, const CrArgs& args, std::size_t shared) {
+  fused_kernel<kPlain, kQuads><<<grid, l.threads_per_block, shared, l.stream>>>(args, l.layouts->fused, l.fixed,
+                                                                                 l.tickets);
+  RP_CUDA_CHECK_LAUNCH("fused_kernel");
 }
 
 // Copies a host array to a device buffer, growing it as needed.
@@ -308,9 +344,26 @@ void prepare_fused(const ReferenceSpans& spans, int threads_per_block, int bins,
   layout.bins = buffers.bins.get();
   layout.ref_weight = spans.weights.empty() ? nullptr : buffers.ref_weight.get();
   layout.hot_bin = spans.hot_bin;
+  // Enough blocks that none adds more than kMaxBlockSamples samples to its histogram (spans
+  // are at most that long: set_reference checks the rows).
+  uint32_t longest = 1;
+  for (const Span& span : spans.spans) longest = std::max(longest, uint32_t(span.length));
+  const std::size_t spans_per_block = kMaxBlockSamples / longest;
+  layout.fewest_blocks = std::max<std::size_t>(1, (spans.spans.size() + spans_per_block - 1) / spans_per_block);
+  if (layout.fewest_blocks > kMaxGridY)
+    throw rp::Error(RP_UNSUPPORTED, "fused: this reference's spans need " + std::to_string(layout.fewest_blocks) +
+                                        " blocks a transform, more than a launch's " + std::to_string(kMaxGridY) +
+                                        "; use scheme5 or cpu.cr");
   const std::size_t shared = fused_histogram_bytes(bins);
-  layout.blocks_per_sm[0] = resident_blocks<false>(threads_per_block, shared);
-  layout.blocks_per_sm[1] = resident_blocks<true>(threads_per_block, shared);
+  layout.blocks_per_sm[0] = resident_blocks_of_both_readers<false>(threads_per_block, shared);
+  layout.blocks_per_sm[1] = resident_blocks_of_both_readers<true>(threads_per_block, shared);
+}
+
+void make_trilinear_quads(const float* values, const regpipe_common::Grid& grid, float4* quads, cudaStream_t stream) {
+  const std::size_t count = std::size_t(grid.nx) * std::size_t(grid.ny) * std::size_t(grid.nz);
+  const unsigned blocks = unsigned(std::min<std::size_t>((count + 255) / 256, 4096));
+  trilinear_quads_kernel<<<blocks, 256, 0, stream>>>(values, grid, quads);
+  RP_CUDA_CHECK_LAUNCH("trilinear_quads_kernel");
 }
 
 void run_fused(const SchemeLaunch& l) {
@@ -323,25 +376,25 @@ void run_fused(const SchemeLaunch& l) {
   const uint32_t warps = uint32_t(l.threads_per_block / 32);
   const std::size_t by_work = std::max<std::size_t>(1, (r.span_count + warps - 1) / warps);
   const std::size_t resident = std::size_t(r.blocks_per_sm[plain ? 1 : 0]) * std::size_t(l.sm_count);
-  const unsigned blocks = l.blocks > 0 ? unsigned(l.blocks) : unsigned(std::min(by_work, resident));
+  const std::size_t chosen = l.blocks > 0 ? std::size_t(l.blocks) : std::min(by_work, resident);
+  const unsigned blocks = unsigned(std::max(chosen, r.fewest_blocks));
   const std::size_t shared = fused_histogram_bytes(l.args.bins);
-  const std::size_t entries = std::size_t(l.args.bins) * kSumsPerBin;
-  // grid.y is limited to 65535 transforms per launch.
-  for (std::size_t first = 0; first < l.k; first += 65535) {
-    const unsigned batch = unsigned(std::min<std::size_t>(65535, l.k - first));
-    CrArgs args = l.args;
-    args.maps += 12 * first;
-    args.sums += first * entries;
-    args.overlap += first;
-    args.costs_out += first;
-    args.overlaps_out += first;
-    const dim3 grid(blocks, batch);
-    if (plain)
-      fused_kernel<true><<<grid, l.threads_per_block, shared, l.stream>>>(args, r, l.fixed, l.tickets + first);
-    else
-      fused_kernel<false><<<grid, l.threads_per_block, shared, l.stream>>>(args, r, l.fixed, l.tickets + first);
-    RP_CUDA_CHECK_LAUNCH("fused_kernel");
-  }
+  // The quads hold four times the bytes of the floats. A batch of at least kQuadBatch reads
+  // them from L2 (grid.x = transform: the blocks of one span range for every transform run
+  // together, so a span range's neighbourhood is fetched from memory once a batch), and so does
+  // any call when they fit in L2; otherwise a call reading them from memory for each transform
+  // is faster with the floats (H100, 1 mm: bench/results/cost_cr.md, batch sizes).
+  constexpr std::size_t kQuadBatch = 4;
+  const regpipe_common::Grid& g = l.args.mov_grid;
+  const std::size_t quad_bytes = std::size_t(g.nx) * std::size_t(g.ny) * std::size_t(g.nz) * sizeof(float4);
+  const bool quads = l.args.mov_quads != nullptr && (l.k >= kQuadBatch || 2 * quad_bytes <= l.l2_bytes);
+  if (l.k > std::size_t(INT_MAX))  // grid.x
+    throw rp::Error(RP_INVALID_ARGUMENT, "fused evaluates at most " + std::to_string(INT_MAX) + " transforms a call");
+  const dim3 grid(unsigned(l.k), blocks);
+  if (plain && quads) launch_fused<true, true>(grid, l, l.args, shared);
+  else if (plain) launch_fused<true, false>(grid, l, l.args, shared);
+  else if (quads) launch_fused<false, true>(grid, l, l.args, shared);
+  else launch_fused<false, false>(grid, l, l.args, shared);
 }
 
 }  // namespace regpipe::cost_cr_cuda

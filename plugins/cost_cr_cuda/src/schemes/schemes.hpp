@@ -22,9 +22,10 @@ namespace regpipe::cost_cr_cuda {
 
 using regpipe_common_cuda::DeviceBuffer;
 
-// Fixed-point scales of fused's sums: a sum s is stored as the integer llrint(s * scale),
-// scale a power of two chosen per sum so that the largest possible total stays below 2^61.
-// Integer addition is associative, so the result does not depend on the order of the atomics.
+// Fixed-point scales of fused's sums: a sample's product p is rounded to the 32-bit integer
+// rint(p * scale), scale the power of two that keeps every possible product within 2^30, and
+// the sums are exact 64-bit integers (at most 2^31 samples: below 2^61). Integer addition is
+// associative, so the result does not depend on the order of the atomics.
 struct FixedPointScales {
   double w = 1.0, wy = 1.0, wyy = 1.0, overlap = 1.0;
   float w_f = 1.f, wy_f = 1.f, wyy_f = 1.f;  // the same powers of two, for the per-sample products
@@ -40,6 +41,7 @@ struct FusedLayout {
   const uint16_t* bins = nullptr;
   const float* ref_weight = nullptr;  // null: weight 1
   int hot_bin = 0;                    // the most populated bin of the weighted reference voxels
+  std::size_t fewest_blocks = 1;      // blocks a transform so that none exceeds kMaxBlockSamples
   int blocks_per_sm[2] = {1, 1};      // resident blocks of the kernel: [0] general, [1] plain
 };
 
@@ -59,6 +61,7 @@ struct SchemeLaunch {
   int threads_per_block = 256;
   int blocks = 0;  // 0: the scheme's own choice
   int sm_count = 1;
+  std::size_t l2_bytes = 0;
   cudaStream_t stream = nullptr;
   const ReferenceLayouts* layouts = nullptr;
   bool unit_weights = true;  // no weight images and no fuzzy border: every sample inside weighs 1
@@ -102,17 +105,26 @@ struct FusedBuffers {
 void prepare_fused(const ReferenceSpans& spans, int threads_per_block, int bins, cudaStream_t stream,
                    FusedBuffers& buffers, FusedLayout& layout);
 
+// fused's moving image for trilinear sampling: quads[i] = (v[i], v[i + dx], v[i + dy],
+// v[i + dy + dx]), the x and y neighbours of voxel i with trilinear's edge clamps, so a sample
+// reads two 16-byte quads (slices z and z + 1) instead of eight floats. `quads` holds as many
+// elements as `values`; queued on `stream`.
+void make_trilinear_quads(const float* values, const regpipe_common::Grid& grid, float4* quads, cudaStream_t stream);
+
 // Shared memory of one block of scheme4: a float histogram (3 sums per bin) per warp.
 // Checked against the device limit when the instance is created.
 inline std::size_t per_warp_histogram_bytes(int threads_per_block, int bins) {
   return std::size_t(threads_per_block / 32) * std::size_t(bins) * kSumsPerBin * sizeof(float);
 }
 
-// Shared memory of one block of fused: 3 sums per bin and the overlap, 64-bit integers
-// (24.6 KB at the largest bin count, 1024: within every device's default 48 KB).
-inline std::size_t fused_histogram_bytes(int bins) {
-  return (std::size_t(bins) * kSumsPerBin + 1) * sizeof(unsigned long long);
-}
+// Shared memory of one block of fused: 3 sums per bin, two 32-bit words each (24.6 KB at the
+// largest bin count, 1024: within every device's default 48 KB).
+inline std::size_t fused_histogram_bytes(int bins) { return std::size_t(bins) * kSumsPerBin * 2 * sizeof(unsigned); }
+
+// The most samples one fused block adds to its shared histogram: the low words of its entries
+// (16 bits a sample) stay below 2^32. Spans are at most this long (set_reference checks).
+constexpr uint32_t kMaxBlockSamples = 65536;
+constexpr std::size_t kMaxGridY = 65535;
 
 // Blocks for a grid-stride pass over `work` items: enough to fill the GPU, no more than
 // the work needs.
