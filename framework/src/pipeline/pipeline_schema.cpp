@@ -72,7 +72,8 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
        "Write qa.png: the reference's edges in colour over the registered image, three mid slices."},
       {"outputs.parallel_io", "bool", "true",
        "Read and write image files on worker threads, overlapped with the registrations: a "
-       "single run reads the reference and the moving image at once; a batch reads the next "
+       "single run reads the reference and the moving image at once, while its components (and "
+       "the GPU) start; a batch reads the next "
        "moving images while one registers and writes each result's files while the next "
        "registers (see the batch paragraph below). The results are the same; `false` does "
        "everything in turn on one thread."},
