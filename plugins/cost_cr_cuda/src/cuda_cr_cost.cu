@@ -183,21 +183,17 @@ CudaCrCost::Geometry CudaCrCost::set_gridded_reference(const rp_image& image, co
 void CudaCrCost::set_moving(const rp_image& image, const rp_image* weight) {
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
   mov_.reset();  // until this call's uploads are done
+  mov_quads_ready_ = false;
   const MeasuredImage mov = regpipe_common::measure_image_in_place(image, weight, "moving");
   regpipe_common::require_varying(mov, "moving", "correlation ratio");
   check_voxel_count(mov.voxel_count, "moving");
-  const bool quads = scheme_name_ == "fused" && !nearest_;
-  check_device_memory(mov.voxel_count * (2 * sizeof(float) + (quads ? sizeof(float4) : 0)), "the moving image");
+  check_device_memory(mov.voxel_count * 2 * sizeof(float), "the moving image");
   // The mean, a serial sum, beside the copies from the caller's memory (small levels: after,
   // a thread would cost more than it saves).
   const auto policy = mov.voxel_count < kVoxelsForAThread ? std::launch::deferred : std::launch::async;
   std::future<double> mean = std::async(policy, regpipe_common::weighted_mean, std::cref(mov));
   mov_values_.upload(mov.values, mov.voxel_count, stream_);
   if (mov.weights != nullptr) mov_weight_.upload(mov.weights, mov.voxel_count, stream_);
-  if (quads) {
-    mov_quads_.ensure(mov.voxel_count);
-    make_trilinear_quads(mov_values_.get(), geometry_of(mov, false).grid, mov_quads_.get(), stream_);
-  }
   Geometry geometry = geometry_of(mov, mov.weights != nullptr);
   geometry.mean = mean.get();
   // Bounds of fused's fixed-point sums: interpolation stays within the voxel values and
@@ -228,6 +224,24 @@ FixedPointScales CudaCrCost::fixed_point_scales() const {
     throw rp::Error(RP_UNSUPPORTED, "fused: moving intensities deviating up to " + std::to_string(mov_deviation_max_) +
                                         " from their mean exceed its 64-bit fixed-point range; use scheme5 or cpu.cr");
   return s;
+}
+
+// fused's quads of the moving image (schemes.hpp), made on the first call that reads them, so
+// that a level evaluated only by small calls on a large image (a registration's 1 mm pass)
+// never pays for them; null when this call reads the floats, or when the device has no room
+// for them (the floats give the same values).
+const float4* CudaCrCost::trilinear_quads_for(std::size_t k) {
+  const std::size_t voxels = std::size_t(mov_->grid.nx) * std::size_t(mov_->grid.ny) * std::size_t(mov_->grid.nz);
+  if (!fused_reads_quads(k, voxels, device_.l2_bytes)) return nullptr;
+  if (!mov_quads_ready_) {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    RP_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (voxels * sizeof(float4) > free_bytes / 2 && mov_quads_.capacity() < voxels) return nullptr;
+    mov_quads_.ensure(voxels);
+    make_trilinear_quads(mov_values_.get(), mov_->grid, mov_quads_.get(), stream_);
+    mov_quads_ready_ = true;
+  }
+  return mov_quads_.get();
 }
 
 void CudaCrCost::ensure_results(std::size_t k) {
@@ -274,7 +288,7 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
   a.mov_last = make_float3(float(a.mov_grid.nx - 1), float(a.mov_grid.ny - 1), float(a.mov_grid.nz - 1));
   a.mov = mov_values_.get();
   a.mov_weight = mov_->weighted ? mov_weight_.get() : nullptr;
-  a.mov_quads = scheme_name_ == "fused" && !nearest_ ? mov_quads_.get() : nullptr;
+  a.mov_quads = scheme_name_ == "fused" && !nearest_ ? trilinear_quads_for(k) : nullptr;
   a.mov_shift = float(mov_->mean);
   a.nearest = nearest_ ? 1 : 0;
   a.border = regpipe_common::BorderWeight(mov_->grid, mov_->spacing_mm, border_mm_);
@@ -288,7 +302,6 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
   l.threads_per_block = threads_per_block_;
   l.blocks = blocks_;
   l.sm_count = device_.sm_count;
-  l.l2_bytes = device_.l2_bytes;
   l.stream = stream_;
   l.layouts = &layouts_;
   l.unit_weights = !ref_->weighted && !mov_->weighted && border_mm_ == 0.0;

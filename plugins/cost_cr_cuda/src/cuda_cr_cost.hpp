@@ -52,6 +52,7 @@ class CudaCrCost {
   Geometry set_gridded_reference(const rp_image& image, const rp_image* weight);
   void check_device_memory(std::size_t bytes, const char* what) const;
   FixedPointScales fixed_point_scales() const;
+  const float4* trilinear_quads_for(std::size_t k);
   // Results and tickets for k transforms, zero: the finish steps leave them so, and a call
   // that stopped before its finish step (an error) has them cleared by the next.
   void ensure_results(std::size_t k);
@@ -71,7 +72,8 @@ class CudaCrCost {
   double mov_deviation_max_ = 0.0;  // largest |value - mean| over every moving voxel
   DeviceBuffer<int32_t> ref_bins_;
   DeviceBuffer<float> ref_weight_, mov_values_, mov_weight_;
-  DeviceBuffer<float4> mov_quads_;  // fused, trilinear: make_trilinear_quads
+  DeviceBuffer<float4> mov_quads_;  // fused, trilinear: trilinear_quads_for
+  bool mov_quads_ready_ = false;     // mov_quads_ holds the current moving image's quads
   PresortBuffers presort_;
   FusedBuffers fused_;
   ReferenceLayouts layouts_;

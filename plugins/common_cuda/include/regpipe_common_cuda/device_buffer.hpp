@@ -38,6 +38,7 @@ class DeviceBuffer {
   }
   T* get() const { return data_; }
   std::size_t size() const { return size_; }
+  std::size_t capacity() const { return capacity_; }
 
  private:
   T* data_ = nullptr;

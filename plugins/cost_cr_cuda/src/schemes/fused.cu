@@ -379,15 +379,7 @@ void run_fused(const SchemeLaunch& l) {
   const std::size_t chosen = l.blocks > 0 ? std::size_t(l.blocks) : std::min(by_work, resident);
   const unsigned blocks = unsigned(std::max(chosen, r.fewest_blocks));
   const std::size_t shared = fused_histogram_bytes(l.args.bins);
-  // The quads hold four times the bytes of the floats. A batch of at least kQuadBatch reads
-  // them from L2 (grid.x = transform: the blocks of one span range for every transform run
-  // together, so a span range's neighbourhood is fetched from memory once a batch), and so does
-  // any call when they fit in L2; otherwise a call reading them from memory for each transform
-  // is faster with the floats (H100, 1 mm: bench/results/cost_cr.md, batch sizes).
-  constexpr std::size_t kQuadBatch = 4;
-  const regpipe_common::Grid& g = l.args.mov_grid;
-  const std::size_t quad_bytes = std::size_t(g.nx) * std::size_t(g.ny) * std::size_t(g.nz) * sizeof(float4);
-  const bool quads = l.args.mov_quads != nullptr && (l.k >= kQuadBatch || 2 * quad_bytes <= l.l2_bytes);
+  const bool quads = l.args.mov_quads != nullptr;  // CudaCrCost::trilinear_quads_for
   if (l.k > std::size_t(INT_MAX))  // grid.x
     throw rp::Error(RP_INVALID_ARGUMENT, "fused evaluates at most " + std::to_string(INT_MAX) + " transforms a call");
   const dim3 grid(unsigned(l.k), blocks);

@@ -61,7 +61,6 @@ struct SchemeLaunch {
   int threads_per_block = 256;
   int blocks = 0;  // 0: the scheme's own choice
   int sm_count = 1;
-  std::size_t l2_bytes = 0;
   cudaStream_t stream = nullptr;
   const ReferenceLayouts* layouts = nullptr;
   bool unit_weights = true;  // no weight images and no fuzzy border: every sample inside weighs 1
@@ -110,6 +109,18 @@ void prepare_fused(const ReferenceSpans& spans, int threads_per_block, int bins,
 // reads two 16-byte quads (slices z and z + 1) instead of eight floats. `quads` holds as many
 // elements as `values`; queued on `stream`.
 void make_trilinear_quads(const float* values, const regpipe_common::Grid& grid, float4* quads, cudaStream_t stream);
+
+// Whether a fused call of k transforms on a moving image of `voxels` reads the quads (else the
+// floats: the same values, so the same costs). The quads hold four times the bytes of the
+// floats: a batch of at least 4 reads them from L2 (grid.x = transform: the blocks of one span
+// range for every transform run together, so a span range's neighbourhood is fetched from
+// memory once a batch), and so does any call when they fit in half of L2; a call reading them
+// from memory for each transform is faster with the floats (H100, 1 mm: k=1 100 us with the
+// floats, 148 with the quads; the two even at k=4: bench/results/cost_cr.md).
+inline bool fused_reads_quads(std::size_t k, std::size_t voxels, std::size_t l2_bytes) {
+  constexpr std::size_t kQuadBatch = 4;
+  return k >= kQuadBatch || 2 * voxels * sizeof(float4) <= l2_bytes;
+}
 
 // Shared memory of one block of scheme4: a float histogram (3 sums per bin) per warp.
 // Checked against the device limit when the instance is created.
