@@ -31,6 +31,8 @@
 #include "../kernels/cr_sample.cuh"
 #include "schemes.hpp"
 
+#include <regpipe_common_cuda/trilinear_32.cuh>
+
 #include <algorithm>
 #include <climits>
 #include <cstddef>
@@ -38,37 +40,8 @@
 namespace regpipe::cost_cr_cuda {
 namespace {
 
-// Trilinear interpolation of eight neighbours v_xyz with fractions fx, fy, fz: the arithmetic
-// of regpipe_common::trilinear, in its order, so every reader gives the same bits.
-__device__ __forceinline__ float trilinear_mix(float v000, float v100, float v010, float v110, float v001, float v101,
-                                               float v011, float v111, float fx, float fy, float fz) {
-  const float c00 = v000 + fx * (v100 - v000);
-  const float c10 = v010 + fx * (v110 - v010);
-  const float c01 = v001 + fx * (v101 - v001);
-  const float c11 = v011 + fx * (v111 - v011);
-  const float c0 = c00 + fy * (c10 - c00);
-  const float c1 = c01 + fy * (c11 - c01);
-  return c0 + fz * (c1 - c0);
-}
-
-// regpipe_common::trilinear with 32-bit offsets (the moving image has < 2^31 voxels,
-// checked in set_moving): the same neighbour clamps and the same arithmetic, so the same
-// value; the shared helper's 64-bit offsets cost ~40 instructions a sample on the GPU.
-__device__ __forceinline__ float trilinear_32(const float* __restrict__ data, const regpipe_common::Grid& g,
-                                              float x, float y, float z) {
-  const int x0 = int(x), y0 = int(y), z0 = int(z);
-  const float fx = x - float(x0), fy = y - float(y0), fz = z - float(z0);
-  const int sy = g.nx, sz = g.nx * g.ny;
-  const int dx = x0 + 1 < g.nx ? 1 : 0;
-  const int dy = y0 + 1 < g.ny ? sy : 0;
-  const int dz = z0 + 1 < g.nz ? sz : 0;
-  const int i = x0 + sy * y0 + sz * z0;
-  const float v000 = __ldg(data + i), v100 = __ldg(data + i + dx);
-  const float v010 = __ldg(data + i + dy), v110 = __ldg(data + i + dy + dx);
-  const float v001 = __ldg(data + i + dz), v101 = __ldg(data + i + dz + dx);
-  const float v011 = __ldg(data + i + dz + dy), v111 = __ldg(data + i + dz + dy + dx);
-  return trilinear_mix(v000, v100, v010, v110, v001, v101, v011, v111, fx, fy, fz);
-}
+using regpipe_common_cuda::trilinear_32;
+using regpipe_common_cuda::trilinear_mix;
 
 // The same value from the quads of make_trilinear_quads: two 16-byte loads hold the eight
 // neighbours (the x and y clamps are in the quads), so a warp reads contiguous memory with a

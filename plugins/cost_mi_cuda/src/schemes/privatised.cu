@@ -20,12 +20,15 @@
 
 #include <regpipe_common/partial_volume_weights.hpp>
 #include <regpipe_common_cuda/cuda_check.hpp>
+#include <regpipe_common_cuda/trilinear_32.cuh>
 
 #include <algorithm>
 #include <string>
 
 namespace regpipe::cost_mi_cuda {
 namespace {
+
+using regpipe_common_cuda::trilinear_32;
 
 // Samples per thread and step, their gathers in flight together (2 and 4 measured the same on
 // an H100; 4 needs more registers).
@@ -47,31 +50,6 @@ struct FastDiv {
     return uint32_t((uint64_t(__umulhi(n, magic)) + n) >> shift);
   }
 };
-
-// regpipe_common::trilinear with 32-bit offsets (set_moving allows < 2^31 voxels): the same
-// clamps and the same operations, so the same value (as cost_cr_cuda's fused); the shared
-// helper's 64-bit offsets cost ~40 instructions a sample on the GPU.
-__device__ __forceinline__ float trilinear_32(const float* __restrict__ data, const regpipe_common::Grid& g,
-                                              float x, float y, float z) {
-  const int x0 = int(x), y0 = int(y), z0 = int(z);
-  const float fx = x - float(x0), fy = y - float(y0), fz = z - float(z0);
-  const int sy = g.nx, sz = g.nx * g.ny;
-  const int dx = x0 + 1 < g.nx ? 1 : 0;
-  const int dy = y0 + 1 < g.ny ? sy : 0;
-  const int dz = z0 + 1 < g.nz ? sz : 0;
-  const int i = x0 + sy * y0 + sz * z0;
-  const float v000 = __ldg(data + i), v100 = __ldg(data + i + dx);
-  const float v010 = __ldg(data + i + dy), v110 = __ldg(data + i + dy + dx);
-  const float v001 = __ldg(data + i + dz), v101 = __ldg(data + i + dz + dx);
-  const float v011 = __ldg(data + i + dz + dy), v111 = __ldg(data + i + dz + dy + dx);
-  const float c00 = v000 + fx * (v100 - v000);
-  const float c10 = v010 + fx * (v110 - v010);
-  const float c01 = v001 + fx * (v101 - v001);
-  const float c11 = v011 + fx * (v111 - v011);
-  const float c0 = c00 + fy * (c10 - c00);
-  const float c1 = c01 + fy * (c11 - c01);
-  return c0 + fz * (c1 - c0);
-}
 
 struct GridDiv {
   FastDiv plane, row;  // by nx * ny and by nx
