@@ -144,6 +144,9 @@ CudaCrCost::Geometry CudaCrCost::set_fused_reference(const rp_image& image, cons
   const ReferenceSpans spans = make_reference_spans(ref, binning);
   ref_total_weight_ = ref.total_weight;
   prepare_fused(spans, threads_per_block_, bins_, stream_, fused_, layouts_.fused);
+  ++counts_.uploads;
+  counts_.upload_bytes += spans.spans.size() * sizeof(Span) + spans.bins.size() * sizeof(uint16_t) +
+                          spans.weights.size() * sizeof(float);
   layouts_.voxel_count = uint32_t(ref.voxel_count);
   return geometry_of(ref, ref.weights != nullptr);
 }
@@ -170,12 +173,38 @@ CudaCrCost::Geometry CudaCrCost::set_gridded_reference(const rp_image& image, co
   layouts_.voxel_count = uint32_t(n);
   ref_bins_.upload(ref.voxel_bins, stream_);
   if (!ref.weights.empty()) ref_weight_.upload(ref.weights, stream_);
+  ++counts_.uploads;
+  counts_.upload_bytes += n * (sizeof(int32_t) + (ref.weights.empty() ? 0 : sizeof(float)));
   if (scheme_name_ == "scheme5")
     presort_reference(ref.voxel_bins.data(), active, bins_, max_block_workload_, stream_, presort_, layouts_);
   return geometry_of(ref, !ref.weights.empty());
 }
 
 void CudaCrCost::set_moving(const rp_image& image, const rp_image* weight) {
+  set_moving_values(image, weight, nullptr);
+}
+
+void CudaCrCost::set_moving_device(const rp_device_image& image) {
+  if (image.device != device_.index)
+    throw rp::Error(RP_INVALID_ARGUMENT, "the moving device image is on device " + std::to_string(image.device) +
+                                             "; this instance runs on device " + std::to_string(device_.index));
+  RP_CUDA_CHECK(cudaSetDevice(device_.index));
+  rp_image view{};
+  view.size = sizeof(view);
+  std::copy(image.dims, image.dims + 3, view.dims);
+  std::copy(image.voxel_to_world, image.voxel_to_world + 16, view.voxel_to_world);
+  view.data = image.data;
+  const std::size_t count = regpipe_common::measure_header(view, "moving").voxel_count;
+  host_moving_.ensure(count);
+  RP_CUDA_CHECK(cudaMemcpyAsync(host_moving_.get(), image.data, count * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+  RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  ++counts_.downloads;
+  counts_.download_bytes += count * sizeof(float);
+  view.data = host_moving_.get();
+  set_moving_values(view, nullptr, image.data);
+}
+
+void CudaCrCost::set_moving_values(const rp_image& image, const rp_image* weight, const float* device_values) {
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
   mov_.reset();  // until this call's uploads are done
   const MeasuredImage mov = regpipe_common::measure_image_in_place(image, weight, "moving");
@@ -186,8 +215,20 @@ void CudaCrCost::set_moving(const rp_image& image, const rp_image* weight) {
   // a thread would cost more than it saves).
   const auto policy = mov.voxel_count < kVoxelsForAThread ? std::launch::deferred : std::launch::async;
   std::future<double> mean = std::async(policy, regpipe_common::weighted_mean, std::cref(mov));
-  mov_values_.upload(mov.values, mov.voxel_count, stream_);
-  if (mov.weights != nullptr) mov_weight_.upload(mov.weights, mov.voxel_count, stream_);
+  if (device_values != nullptr) {
+    mov_values_.ensure(mov.voxel_count);
+    RP_CUDA_CHECK(cudaMemcpyAsync(mov_values_.get(), device_values, mov.voxel_count * sizeof(float),
+                                  cudaMemcpyDeviceToDevice, stream_));
+  } else {
+    mov_values_.upload(mov.values, mov.voxel_count, stream_);
+    ++counts_.uploads;
+    counts_.upload_bytes += mov.voxel_count * sizeof(float);
+  }
+  if (mov.weights != nullptr) {
+    mov_weight_.upload(mov.weights, mov.voxel_count, stream_);
+    ++counts_.uploads;
+    counts_.upload_bytes += mov.voxel_count * sizeof(float);
+  }
   Geometry geometry = geometry_of(mov, mov.weights != nullptr);
   geometry.mean = mean.get();
   // Bounds of fused's fixed-point sums: interpolation stays within the voxel values and

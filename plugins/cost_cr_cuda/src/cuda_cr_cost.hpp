@@ -6,7 +6,11 @@
 // runs the selected scheme, whose finish step computes 1 - eta in double on the GPU with
 // cost_cpu's formula and writes the k costs and overlaps straight to page-locked memory, and
 // synchronises once.
-#pragma once
+// RP_EXT_DEVICE_IMAGE (abi.h, 1.3): the moving image from device memory, copied there; its
+// checks and mean read a host copy (the mean is a serial sum whose order fixes its bits), so
+// each level is downloaded once instead of downloaded by the resampler and uploaded here. The
+// reference stays a host image (set_reference_device is NULL): fused's spans and bin
+// populations are built on the host, once per batch's reference level.
 
 #include "schemes/schemes.hpp"
 
@@ -31,6 +35,9 @@ class CudaCrCost {
   void set_reference(const rp_image& image, const rp_image* weight);
   void set_moving(const rp_image& image, const rp_image* weight);
   void evaluate(const rp_cost_request& request);
+  int32_t device() const { return device_.index; }
+  void set_moving_device(const rp_device_image& image);
+  rp_transfer_counts transfer_counts() const { return counts_; }
 
   struct Scheme {
     void (*run)(const SchemeLaunch&);
@@ -51,6 +58,9 @@ class CudaCrCost {
   Geometry set_fused_reference(const rp_image& image, const rp_image* weight);
   Geometry set_gridded_reference(const rp_image& image, const rp_image* weight);
   void check_device_memory(std::size_t bytes, const char* what) const;
+  // set_moving's work; the values copied from `device_values` (device memory, the image's
+  // voxels) when it is not NULL, else uploaded from image.data.
+  void set_moving_values(const rp_image& image, const rp_image* weight, const float* device_values);
   FixedPointScales fixed_point_scales() const;
   // Results and tickets for k transforms, zero: the finish steps leave them so, and a call
   // that stopped before its finish step (an error) has them cleared by the next.
@@ -83,6 +93,8 @@ class CudaCrCost {
   std::size_t results_capacity_ = 0;
   bool results_zero_ = false;
   DeviceBuffer<float> scratch_;
+  PinnedBuffer<float> host_moving_;  // set_moving_device's host copy
+  rp_transfer_counts counts_{sizeof(rp_transfer_counts), 0, 0, 0, 0};
 };
 
 }  // namespace regpipe::cost_cr_cuda
