@@ -281,6 +281,17 @@ double weighted_mean(const MeasuredImage& image) {
   return sums.weighted_values / sums.weight;
 }
 
+MeanBounds serial_mean_bounds(double sum, double abs_sum, std::size_t count) {
+  const double n = double(count), u = std::ldexp(1.0, -53);
+  const double gamma = n * u / (1.0 - n * u);  // gamma_n >= gamma_{n-1}
+  // Twice the bound, which covers the rounding of this arithmetic many times over.
+  const double error = 4.0 * gamma * abs_sum + std::numeric_limits<double>::denorm_min();
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const double lo = std::nextafter(sum - error, -kInf), hi = std::nextafter(sum + error, kInf);
+  // fl(s / n) is monotonic in s: the quotients of the ends, each widened by an ulp.
+  return {std::nextafter(lo / n, -kInf), std::nextafter(hi / n, kInf)};
+}
+
 void require_varying(const MeasuredImage& image, const std::string& role, const char* measure) {
   fail_if_constant(image.min_value, image.max_value, image.weights != nullptr, role, measure);
 }

@@ -6,15 +6,16 @@
 // runs the selected scheme, whose finish step computes 1 - eta in double on the GPU with
 // cost_cpu's formula and writes the k costs and overlaps straight to page-locked memory, and
 // synchronises once.
-// RP_EXT_DEVICE_IMAGE (abi.h, 1.3): the moving image from device memory, copied there; its
-// checks and mean read a host copy (the mean is a serial sum whose order fixes its bits), so
-// each level is downloaded once instead of downloaded by the resampler and uploaded here. The
+// RP_EXT_DEVICE_IMAGE (abi.h, 1.3): the moving image from device memory, checked, measured and
+// copied there; its mean (a serial sum whose order fixes its bits) is settled from the device's
+// sum within its error bound, from a host copy only where that bound leaves the result open. The
 // reference stays a host image (set_reference_device is NULL): fused's spans and bin
-// populations are built on the host, once per batch's reference level.
+// populations are built on the host, from the levels the driver downloads once per batch.
 
 #include "schemes/schemes.hpp"
 
 #include <regpipe/plugin.hpp>
+#include <regpipe_common_cuda/device_measure.hpp>
 #include <regpipe_common_cuda/device_session.hpp>
 #include <regpipe_common_cuda/pinned_buffer.hpp>
 #include <regpipe_common/prepared_image.hpp>
@@ -58,10 +59,17 @@ class CudaCrCost {
   Geometry set_fused_reference(const rp_image& image, const rp_image* weight);
   Geometry set_gridded_reference(const rp_image& image, const rp_image* weight);
   void check_device_memory(std::size_t bytes, const char* what) const;
-  // set_moving's work; the values copied from `device_values` (device memory, the image's
-  // voxels) when it is not NULL, else uploaded from image.data.
-  void set_moving_values(const rp_image& image, const rp_image* weight, const float* device_values);
-  FixedPointScales fixed_point_scales() const;
+  // The scales of fused's sums for the moving deviation bound `deviation`.
+  FixedPointScales scales_for(double deviation) const;
+  // The scales for the current images; settles the moving mean first when its bounds leave them open.
+  FixedPointScales fixed_point_scales();
+  // The moving mean of the host path (the serial sum of a host copy of mov_values_) into
+  // `geometry`, and the deviation bound from it.
+  void settle_moving_mean(Geometry& geometry);
+  void count_upload(std::size_t floats) {
+    ++counts_.uploads;
+    counts_.upload_bytes += floats * sizeof(float);
+  }
   // Results and tickets for k transforms, zero: the finish steps leave them so, and a call
   // that stopped before its finish step (an error) has them cleared by the next.
   void ensure_results(std::size_t k);
@@ -77,7 +85,10 @@ class CudaCrCost {
   std::optional<Geometry> ref_, mov_;  // empty until a set_* call has succeeded
   double ref_total_weight_ = 0.0;
   double mov_weight_max_ = 1.0;     // largest moving weight (1 without a weighting)
-  double mov_deviation_max_ = 0.0;  // largest |value - mean| over every moving voxel
+  // Largest |value - mean| over every moving voxel, exact or (from set_moving_device) within
+  // [mov_deviation_lo_, mov_deviation_max_].
+  double mov_deviation_lo_ = 0.0, mov_deviation_max_ = 0.0;
+  std::pair<float, float> mov_range_{0.f, 0.f};  // min and max over every moving voxel
   DeviceBuffer<int32_t> ref_bins_;
   DeviceBuffer<float> ref_weight_, mov_values_, mov_weight_;
   PresortBuffers presort_;
@@ -93,7 +104,7 @@ class CudaCrCost {
   std::size_t results_capacity_ = 0;
   bool results_zero_ = false;
   DeviceBuffer<float> scratch_;
-  PinnedBuffer<float> host_moving_;  // set_moving_device's host copy
+  regpipe_common_cuda::MeasureScratch measure_scratch_;
   rp_transfer_counts counts_{sizeof(rp_transfer_counts), 0, 0, 0, 0};
 };
 

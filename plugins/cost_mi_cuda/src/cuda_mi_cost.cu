@@ -6,7 +6,6 @@
 #include <regpipe_common/parallel_slabs.hpp>
 #include <regpipe_common/voxel_map.hpp>
 #include <regpipe_common_cuda/cuda_check.hpp>
-#include <regpipe_common_cuda/device_measure.hpp>
 
 #include <algorithm>
 #include <climits>
@@ -148,7 +147,7 @@ CudaMiCost::Geometry CudaMiCost::measure_on_device(const rp_device_image& image,
     throw rp::Error(RP_INVALID_ARGUMENT, std::string("the ") + role + " device image is on device " +
                                              std::to_string(image.device) + "; this instance runs on device " +
                                              std::to_string(device_.index));
-  return geometry_of(regpipe_common_cuda::measure_device_image(image, role, stream_, measure_scratch_), role);
+  return geometry_of(regpipe_common_cuda::measure_device_image(image, role, stream_, measure_scratch_).image, role);
 }
 
 CudaMiCost::Geometry CudaMiCost::geometry_of(const regpipe_common::MeasuredImage& m, const char* role) const {

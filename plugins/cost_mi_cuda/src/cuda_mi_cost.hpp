@@ -14,6 +14,7 @@
 #include <regpipe/plugin.hpp>
 #include <regpipe_common/prepared_image.hpp>
 #include <regpipe_common_cuda/device_buffer.hpp>
+#include <regpipe_common_cuda/device_measure.hpp>
 #include <regpipe_common_cuda/device_session.hpp>
 #include <regpipe_common_cuda/pinned_buffer.hpp>
 
@@ -75,7 +76,7 @@ class CudaMiCost {
   DeviceBuffer<unsigned> joint_;
   DeviceBuffer<unsigned long long> joint_pv_;  // partial_volume: k histograms, 2^20 units a sample
   DeviceBuffer<unsigned char> scheme_scratch_;  // SchemeLaunch::scratch
-  DeviceBuffer<unsigned long long> measure_scratch_;
+  regpipe_common_cuda::MeasureScratch measure_scratch_;
   rp_transfer_counts counts_{sizeof(rp_transfer_counts), 0, 0, 0, 0};
 };
 

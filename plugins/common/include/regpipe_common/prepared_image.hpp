@@ -92,6 +92,15 @@ MeasuredImage measure_header(const rp_image& image, const std::string& role);
 // bits), apart so that callers can overlap it with other work.
 double weighted_mean(const MeasuredImage& image);
 
+// Where weighted_mean's result lies for an unweighted image of `count` voxels whose sum in
+// another order is `sum` (of absolute values `abs_sum`): any two orders of a sum differ by at
+// most 2 gamma_{n-1} abs_sum (Higham, Accuracy and Stability of Numerical Algorithms, 2002,
+// eq. 4.4), so the serial mean is in [lo, hi] (widened for the bound's own rounding).
+struct MeanBounds {
+  double lo = 0.0, hi = 0.0;
+};
+MeanBounds serial_mean_bounds(double sum, double abs_sum, std::size_t count);
+
 // As require_varying for a PreparedImage.
 void require_varying(const MeasuredImage& image, const std::string& role, const char* measure);
 
