@@ -89,10 +89,14 @@ CostInstance::CostInstance(const Component& c, HostServices& services,
 CostInstance::~CostInstance() { vt_->destroy(self_); }
 
 void CostInstance::set_reference(const rp_device_image& ref) {
+  if (device_images_ == nullptr || device_images_->set_reference_device == nullptr)
+    fail(*component_, RP_UNSUPPORTED, "set_reference_device", "the reference is not taken from device memory");
   check(device_images_->set_reference_device(self_, &ref), "set_reference_device");
 }
 
 void CostInstance::set_moving(const rp_device_image& mov) {
+  if (device_images_ == nullptr || device_images_->set_moving_device == nullptr)
+    fail(*component_, RP_UNSUPPORTED, "set_moving_device", "the moving image is not taken from device memory");
   check(device_images_->set_moving_device(self_, &mov), "set_moving_device");
 }
 

@@ -47,7 +47,10 @@ void check_voxel_count(std::size_t voxels, const char* role) {
                                         " (32-bit): use cpu.cr, the CPU reference");
 }
 
-// The largest |value - mean| of a moving image whose values span `range` (fused's bound).
+// The largest |value - mean| of a moving image whose values span `range`: the bound of fused's
+// fixed-point sums. Interpolation stays within the voxel values and weights, including those of
+// voxels with weight 0; |v - mean| is largest at an extreme value (rounding is monotonic), so
+// the extremes give the bound of every voxel bit for bit.
 double deviation(const std::pair<float, float>& range, double mean) {
   return std::max(std::fabs(double(range.second) - mean), std::fabs(double(range.first) - mean));
 }

@@ -53,7 +53,8 @@ class CostInstance {
   // RP_EXT_DEVICE_IMAGE: null when the component does not offer it (or offers a struct too
   // small for its 1.3 members).
   const rp_cost_device_image_ext* device_images() const { return device_images_; }
-  // The image from device memory; the extension's member for it must be non-null.
+  // The image from device memory; throws ComponentError(RP_UNSUPPORTED) where the extension
+  // does not take it.
   void set_reference(const rp_device_image& ref);
   void set_moving(const rp_device_image& mov);
   // The extension's device (-1 without it).
