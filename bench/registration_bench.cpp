@@ -162,10 +162,15 @@ void pyramid_breakdown(const Pipeline& p, const RegistrationImages& images, int 
     RegistrationComponents c;
     put("create components", time_ms([&] { c = create_registration_components(p, plugins, services); }));
     ResamplerInstance& r = *c.resampler;
-    put("prepare_reference, fresh components", time_ms([&] { prepare_reference(p, images, r); }));
+    put("prepare_reference, fresh components", time_ms([&] { prepare_reference(p, images, c); }));
     put("moving levels, fresh components", time_ms([&] { moving_levels(r); }));
-    put("prepare_reference, reused components", time_ms([&] { prepare_reference(p, images, r); }));
+    put("prepare_reference, reused components", time_ms([&] { prepare_reference(p, images, c); }));
     put("moving levels, reused components", time_ms([&] { moving_levels(r); }));
+    if (r.device_images() != nullptr)
+      put("moving levels in device memory (RP_EXT_DEVICE_IMAGE), reused components", time_ms([&] {
+            const uint64_t id = new_input_id();
+            for (double mm : levels) make_device_level(images.moving, mm, r, id);
+          }));
     for (int which = 0; which < 2; ++which) {
       const Image& image = which == 0 ? images.reference : images.moving;
       const std::string name = which == 0 ? "reference" : "moving";

@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 #define RP_ABI_MAJOR 1
-#define RP_ABI_MINOR 2
+#define RP_ABI_MINOR 3
 
 #if defined(_WIN32)
 #define RP_EXPORT __declspec(dllexport)
@@ -310,6 +310,89 @@ typedef struct rp_resampler_vtable {
   void (*destroy)(void *self);
   const void *(*get_extension)(void *self, const char *extension_id);
 } rp_resampler_vtable;
+
+/* ------------------------------------------------------------------------------------ */
+/* [1.3] Device images: the optional extension RP_EXT_DEVICE_IMAGE                         */
+/* ------------------------------------------------------------------------------------ */
+/* A GPU resampler and a GPU cost on the same device can hand images over in device memory,
+ * so that a registration uploads each image once and derives its pyramid levels there,
+ * instead of downloading every level to host memory for the cost to upload it again. Both
+ * sides offer it through get_extension(self, RP_EXT_DEVICE_IMAGE), which returns the
+ * component kind's struct below (NULL: not offered, and the host uses the rp_image calls).
+ * The host takes the device path only when the resampler and the cost both offer it and
+ * report the same device; any other mix (CPU components, third-party plugins, two devices)
+ * works as in 1.2. Nothing of the 1.0-1.2 structs changes.
+ *
+ * Device memory: a CUDA device pointer from cudaMalloc in the CUDA runtime's primary context
+ * of `device` (the ordinal of the process's device numbering, as cudaSetDevice takes it).
+ * Every CUDA runtime in one process, static or shared, uses that one primary context per
+ * device, so the pointer is valid in another plugin's kernels and copies once that plugin
+ * has selected the same device (cudaSetDevice: the current device is per runtime and thread).
+ * Only the producer frees it. The extension's structs are static or owned by the instance:
+ * valid until destroy. */
+#define RP_EXT_DEVICE_IMAGE "regpipe.device_image/1"
+
+/* A borrowed, read-only view of a 3D float32 image in device memory (layout of rp_image). */
+typedef struct rp_device_image {
+  uint32_t size;
+  uint32_t dims[3];          /* voxels along x, y, z; each >= 1 */
+  double voxel_to_world[16]; /* row-major 4x4: voxel index -> LPS millimetres */
+  int32_t device;            /* CUDA device ordinal that holds `data` */
+  const float *data;         /* device pointer: dims[0]*dims[1]*dims[2] values, x fastest */
+  uint64_t handle;           /* the producer's nonzero name for the buffer (release_device_image) */
+} rp_device_image;
+
+/* Image data a component copied between host and device memory since it was created (its
+ * own small arrays, such as voxel maps and costs, not counted): lets a host or a test check
+ * that the device path makes no copy it should not. */
+typedef struct rp_transfer_counts {
+  uint32_t size;
+  uint64_t uploads, upload_bytes;     /* host -> device copies of images or image-sized data */
+  uint64_t downloads, download_bytes; /* device -> host */
+} rp_transfer_counts;
+
+/* A resampler's RP_EXT_DEVICE_IMAGE. */
+typedef struct rp_resampler_device_image_ext {
+  uint32_t size;
+  /* [one call at a time per instance] The device the instance resamples on. */
+  int32_t (*device)(const void *self);
+  /* [one call at a time per instance] resample(), with the output kept in a device buffer
+   * that the instance allocates and owns; request->out_data is not read (may be NULL), the
+   * input is host memory as in resample() (input_id keeps its upload between requests). On
+   * RP_OK fills *out (the caller sets out->size first): the data is complete when the call
+   * returns and stays valid and unchanged until release_device_image(self, out->handle) or
+   * destroy, whichever comes first; later requests do not touch it. The host keeps a
+   * registration's moving levels until the registration ends and a batch's reference levels
+   * until the batch ends.
+   * @retval as resample(), RP_OUT_OF_MEMORY for the device buffer */
+  rp_status (*resample_to_device)(void *self, const rp_resample_request *request,
+                                  rp_device_image *out);
+  /* [one call at a time per instance] Frees the buffer of `handle` (0 or an unknown handle:
+   * a no-op). No component may read it afterwards. */
+  void (*release_device_image)(void *self, uint64_t handle);
+  /* [one call at a time per instance] Fills *out (the caller sets out->size). */
+  void (*transfer_counts)(const void *self, rp_transfer_counts *out);
+} rp_resampler_device_image_ext;
+
+/* A cost's RP_EXT_DEVICE_IMAGE: set_reference / set_moving from device memory, unweighted
+ * (with a weighting image the host uses set_reference / set_moving). The image is borrowed
+ * for the call, as an rp_image is: the component has read what it keeps (into its own device
+ * memory) when the call returns, with the same results as set_reference / set_moving of the
+ * same voxels in host memory. A member may be NULL: that image is taken from host memory
+ * only (e.g. a reference preparation that stays on the host for exactness).
+ * @retval as set_reference / set_moving; RP_INVALID_ARGUMENT when image->device is not the
+ *         component's device */
+typedef struct rp_cost_device_image_ext {
+  uint32_t size;
+  /* [one call at a time per instance] The device the instance evaluates on. */
+  int32_t (*device)(const void *self);
+  /* [one call at a time per instance] */
+  rp_status (*set_reference_device)(void *self, const rp_device_image *ref);
+  /* [one call at a time per instance] */
+  rp_status (*set_moving_device)(void *self, const rp_device_image *mov);
+  /* [one call at a time per instance] Fills *out (the caller sets out->size). */
+  void (*transfer_counts)(const void *self, rp_transfer_counts *out);
+} rp_cost_device_image_ext;
 
 /* ------------------------------------------------------------------------------------ */
 /* Descriptors and the entry point                                                        */

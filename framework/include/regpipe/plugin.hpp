@@ -247,6 +247,91 @@ constexpr rp_resampler_vtable resampler_vtable() {
   return v;
 }
 
+// [1.3] RP_EXT_DEVICE_IMAGE (abi.h). A resampler T adds
+//   int32_t device() const;
+//   void resample_to_device(const rp_resample_request& request, rp_device_image& out);
+//   void release_device_image(uint64_t handle) noexcept;
+//   rp_transfer_counts transfer_counts() const;
+// and a cost T adds device() and transfer_counts(), set_moving_device(const rp_device_image&)
+// and, with kReferenceOnDevice, set_reference_device(const rp_device_image&).
+namespace detail {
+template <class T>
+const T& object_of(const void* self) {
+  return *static_cast<const Instance<T>*>(self)->object;
+}
+template <class T>
+int32_t device_of(const void* self) noexcept {
+  return self == nullptr ? -1 : object_of<T>(self).device();
+}
+// The members of *out that its size holds, its size kept.
+template <class T>
+void fill_transfer_counts(const void* self, rp_transfer_counts* out) noexcept {
+  if (self == nullptr || out == nullptr) return;
+  rp_transfer_counts counts = object_of<T>(self).transfer_counts();
+  counts.size = out->size;
+  std::memcpy(out, &counts, out->size < sizeof(counts) ? out->size : sizeof(counts));
+}
+inline void check_device_image(const rp_device_image* image, const char* role) {
+  if (image == nullptr || !RP_HAS_MEMBER(image, rp_device_image, handle) || image->data == nullptr)
+    throw Error(RP_INVALID_ARGUMENT, std::string(role) + " device image is NULL, too small or without data");
+}
+template <class T>
+inline constexpr rp_resampler_device_image_ext resampler_device_image_ext = {
+    sizeof(rp_resampler_device_image_ext), &device_of<T>,
+    [](void* self, const rp_resample_request* req, rp_device_image* out) noexcept {
+      return call<T>(self, [&](T& t) {
+        if (req == nullptr || req->input == nullptr || out == nullptr ||
+            !RP_HAS_MEMBER(out, rp_device_image, handle))
+          throw Error(RP_INVALID_ARGUMENT, "resample_to_device needs a request with an input and a 1.3 rp_device_image");
+        t.resample_to_device(*req, *out);
+      });
+    },
+    [](void* self, uint64_t handle) noexcept {
+      if (self != nullptr) self_of<T>(self)->object->release_device_image(handle);
+    },
+    &fill_transfer_counts<T>};
+template <class T, bool kReferenceOnDevice>
+rp_status set_reference_device(void* self, const rp_device_image* ref) noexcept {
+  return call<T>(self, [&](T& t) {
+    check_device_image(ref, "reference");
+    if constexpr (kReferenceOnDevice) t.set_reference_device(*ref);
+  });
+}
+template <class T, bool kReferenceOnDevice>
+inline constexpr rp_cost_device_image_ext cost_device_image_ext = {
+    sizeof(rp_cost_device_image_ext), &device_of<T>,
+    kReferenceOnDevice ? &set_reference_device<T, kReferenceOnDevice> : nullptr,
+    [](void* self, const rp_device_image* mov) noexcept {
+      return call<T>(self, [&](T& t) {
+        check_device_image(mov, "moving");
+        t.set_moving_device(*mov);
+      });
+    },
+    &fill_transfer_counts<T>};
+inline bool is_device_image_extension(const char* id) {
+  return id != nullptr && std::strcmp(id, RP_EXT_DEVICE_IMAGE) == 0;
+}
+}  // namespace detail
+
+template <class T>
+constexpr rp_resampler_vtable resampler_vtable_with_device_images() {
+  rp_resampler_vtable v = resampler_vtable<T>();
+  v.get_extension = [](void*, const char* id) noexcept -> const void* {
+    return detail::is_device_image_extension(id) ? &detail::resampler_device_image_ext<T> : nullptr;
+  };
+  return v;
+}
+
+// kReferenceOnDevice false: set_reference_device is NULL (the reference comes from host memory).
+template <class T, bool kReferenceOnDevice>
+constexpr rp_cost_vtable cost_vtable_with_device_images() {
+  rp_cost_vtable v = cost_vtable<T>();
+  v.get_extension = [](void*, const char* id) noexcept -> const void* {
+    return detail::is_device_image_extension(id) ? &detail::cost_device_image_ext<T, kReferenceOnDevice> : nullptr;
+  };
+  return v;
+}
+
 // Throws the objective's failure as an rp::Error (so optimizers can write straight-line code).
 inline void check(const rp_objective& obj, rp_status s) {
   if (s != RP_OK) throw Error(s, obj.last_error(obj.ctx));

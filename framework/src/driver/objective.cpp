@@ -85,8 +85,14 @@ void RegistrationObjective::set_level(uint32_t level) {
   stage_->level_setup = true;
   stage_->level_mm = l.level_mm;
   cost_ = level_costs_.at(level);
-  cost_->set_reference(l.reference, l.reference_weight ? &*l.reference_weight : nullptr);
-  cost_->set_moving(l.moving, l.moving_weight ? &*l.moving_weight : nullptr);
+  if (l.reference_device)
+    cost_->set_reference(*l.reference_device);
+  else
+    cost_->set_reference(l.reference, l.reference_weight ? &*l.reference_weight : nullptr);
+  if (l.moving_device)
+    cost_->set_moving(*l.moving_device);
+  else
+    cost_->set_moving(l.moving, l.moving_weight ? &*l.moving_weight : nullptr);
   current_level_ = level;
   measure_overlap_rule();
   update_typical_step();

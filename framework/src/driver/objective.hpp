@@ -17,6 +17,9 @@ struct LevelImages {
   double level_mm = 0.0;
   Image reference, moving;
   std::optional<Image> reference_weight, moving_weight;
+  // Set: the image in device memory (RP_EXT_DEVICE_IMAGE), handed to the cost from there;
+  // the Image above is then its grid only.
+  DeviceImage reference_device, moving_device;
 };
 
 class RegistrationObjective {

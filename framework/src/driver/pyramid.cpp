@@ -41,7 +41,7 @@ void assign_zeros(std::vector<float>& data, size_t count) {
 
 }  // namespace
 
-Image level_grid(const Image& image, double level_mm) {
+Image level_geometry(const Image& image, double level_mm) {
   Image grid;
   const Eigen::Vector3d spacing = image.spacing();
   const Eigen::Matrix3d axes = image.voxel_to_world.topLeftCorner<3, 3>() *
@@ -58,6 +58,11 @@ Image level_grid(const Image& image, double level_mm) {
   grid.voxel_to_world.setIdentity();
   grid.voxel_to_world.topLeftCorner<3, 3>() = axes * level_mm;
   grid.voxel_to_world.topRightCorner<3, 1>() = first;
+  return grid;
+}
+
+Image level_grid(const Image& image, double level_mm) {
+  Image grid = level_geometry(image, level_mm);
   assign_zeros(grid.data, grid.voxel_count());
   return grid;
 }
@@ -71,22 +76,40 @@ std::array<double, 3> pyramid_sigma_mm(const Image& image, double level_mm) {
   return sigma;
 }
 
-Image make_level(const Image& image, double level_mm, ResamplerInstance& resampler, uint64_t input_id) {
-  Image level = level_grid(image, level_mm);
-  const rp_image input = image.view();
+namespace {
+
+// The request for `level` (its grid set) of `image`: smoothed, then trilinear; output to
+// level.data (empty for a device level: not read).
+rp_resample_request level_request(const rp_image& input, const Image& image, Image& level, double level_mm,
+                                  uint64_t input_id) {
   rp_resample_request req{};
   req.size = sizeof(req);
   req.input = &input;
   req.matrix = nullptr;  // same world
   for (int a = 0; a < 3; ++a) req.out_dims[a] = level.dims[a];
   for (int i = 0; i < 16; ++i) req.out_voxel_to_world[i] = level.voxel_to_world(i / 4, i % 4);
-  req.out_data = level.data.data();
+  req.out_data = level.data.empty() ? nullptr : level.data.data();
   req.interpolation = RP_INTERP_TRILINEAR;
   const auto sigma = pyramid_sigma_mm(image, level_mm);
   for (int a = 0; a < 3; ++a) req.prefilter_sigma_mm[a] = sigma[a];
   req.background = 0.0f;
   req.input_id = input_id;
-  resampler.resample(req);
+  return req;
+}
+
+}  // namespace
+
+Image make_level(const Image& image, double level_mm, ResamplerInstance& resampler, uint64_t input_id) {
+  Image level = level_grid(image, level_mm);
+  const rp_image input = image.view();
+  resampler.resample(level_request(input, image, level, level_mm, input_id));
+  return level;
+}
+
+Level make_device_level(const Image& image, double level_mm, ResamplerInstance& resampler, uint64_t input_id) {
+  Level level{level_geometry(image, level_mm), nullptr};
+  const rp_image input = image.view();
+  level.device = resampler.resample_to_device(level_request(input, image, level.image, level_mm, input_id));
   return level;
 }
 

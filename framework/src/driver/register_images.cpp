@@ -2,6 +2,7 @@
 #include <regpipe/host/error.hpp>
 
 #include "driver/create_component.hpp"
+#include "driver/device_path.hpp"
 #include "driver/objective.hpp"
 #include <regpipe/host/pyramid.hpp>
 
@@ -180,8 +181,10 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
 }
 
 PreparedReference prepare_reference(const Pipeline& pipeline, const RegistrationImages& images,
-                                    ResamplerInstance& resampler) {
+                                    const RegistrationComponents& components) {
   const auto start = Clock::now();
+  ResamplerInstance& resampler = *components.resampler;
+  const bool on_device = choose_device_path(components).reference && !images.reference_weight;
   PreparedReference out;
   // One id per image: every level of it is one upload for a GPU resampler.
   const uint64_t ref_id = new_input_id(), weight_id = new_input_id();
@@ -192,6 +195,12 @@ PreparedReference prepare_reference(const Pipeline& pipeline, const Registration
     out.radius_mm = mass_radius_mm(images.reference, out.centre);
   });
   for (double mm : pipeline.registration.levels_mm) {
+    if (on_device) {
+      Level level = make_device_level(images.reference, mm, resampler, ref_id);
+      out.levels.push_back(std::move(level.image));
+      out.device_levels.push_back(std::move(level.device));
+      continue;
+    }
     out.levels.push_back(make_level(images.reference, mm, resampler, ref_id));
     if (images.reference_weight)
       out.weight_levels.push_back(make_level(*images.reference_weight, mm, resampler, weight_id));
@@ -221,7 +230,7 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
   // Both images' moments are computed while the reference's and the moving image's levels
   // are made.
   std::future<Eigen::Vector3d> moving_centre = start_moving_centre(pipeline.registration, images);
-  const PreparedReference reference = prepare_reference(pipeline, images, *components.resampler);
+  const PreparedReference reference = prepare_reference(pipeline, images, components);
   RegistrationResult result =
       register_prepared(pipeline, images, reference, components, services, std::move(moving_centre));
   result.seconds_pyramid += reference.seconds;
@@ -250,12 +259,20 @@ RegistrationResult register_prepared(const Pipeline& pipeline, const Registratio
   const auto pyramid_start = Clock::now();
   std::vector<LevelImages> levels;
   const uint64_t mov_id = new_input_id(), mov_weight_id = new_input_id();
+  const bool moving_on_device = choose_device_path(components).moving && !images.moving_weight;
   for (size_t i = 0; i < reg.levels_mm.size(); ++i) {
     const double mm = reg.levels_mm[i];
     LevelImages l;
     l.level_mm = mm;
     l.reference = reference.levels.at(i);
-    l.moving = make_level(images.moving, mm, resampler, mov_id);
+    if (!reference.device_levels.empty()) l.reference_device = reference.device_levels.at(i);
+    if (moving_on_device) {
+      Level level = make_device_level(images.moving, mm, resampler, mov_id);
+      l.moving = std::move(level.image);
+      l.moving_device = std::move(level.device);
+    } else {
+      l.moving = make_level(images.moving, mm, resampler, mov_id);
+    }
     if (!reference.weight_levels.empty()) l.reference_weight = reference.weight_levels.at(i);
     if (images.moving_weight)
       l.moving_weight = make_level(*images.moving_weight, mm, resampler, mov_weight_id);

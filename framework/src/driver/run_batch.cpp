@@ -178,7 +178,7 @@ size_t run_batch(const Pipeline& p, const PluginHost& plugins, HostServices& ser
 
   // With the read-ahead running, the first moving images are read while the reference is.
   load_reference(p.inputs, images);
-  const PreparedReference reference = prepare_reference(p, images, *components.resampler);
+  const PreparedReference reference = prepare_reference(p, images, components);
 
   double waiting_for_reads = 0.0, waiting_for_writes = 0.0;  // this thread idle
   for (size_t i = 0; i < n; ++i) {

@@ -51,6 +51,27 @@ void* create_instance(const Component& c, HostServices& services,
   return self;
 }
 
+// The component's RP_EXT_DEVICE_IMAGE struct when its vtable has get_extension and the struct
+// holds the 1.3 members (up to transfer_counts); null otherwise.
+template <class Ext, class Vtable>
+const Ext* device_image_extension(const Vtable* vt, void* self) {
+  if (!RP_HAS_MEMBER(vt, Vtable, get_extension) || vt->get_extension == nullptr) return nullptr;
+  const auto* ext = static_cast<const Ext*>(vt->get_extension(self, RP_EXT_DEVICE_IMAGE));
+  if (ext == nullptr || !RP_HAS_MEMBER(ext, Ext, transfer_counts) || ext->device == nullptr ||
+      ext->transfer_counts == nullptr)
+    return nullptr;
+  return ext;
+}
+
+template <class Ext>
+TransferCounts counts_of(const Ext* ext, const void* self) {
+  if (ext == nullptr) return {};
+  rp_transfer_counts c{};
+  c.size = sizeof(c);
+  ext->transfer_counts(self, &c);
+  return {c.uploads, c.upload_bytes, c.downloads, c.download_bytes};
+}
+
 [[noreturn]] void fail(const Component& c, rp_status s, const char* what, const char* message) {
   std::string m = message != nullptr && *message != '\0' ? message : status_name(s);
   throw ComponentError(s, std::string(kind_name(c.kind)) + " '" + c.id + "' " + what + ": " + m);
@@ -63,8 +84,25 @@ CostInstance::CostInstance(const Component& c, HostServices& services,
                            const std::map<std::string, ParamValue>& params)
     : component_(&c), vt_(static_cast<const rp_cost_vtable*>(c.vtable)) {
   self_ = create_instance(c, services, params, vt_->create);
+  device_images_ = device_image_extension<rp_cost_device_image_ext>(vt_, self_);
 }
 CostInstance::~CostInstance() { vt_->destroy(self_); }
+
+void CostInstance::set_reference(const rp_device_image& ref) {
+  if (device_images_ == nullptr || device_images_->set_reference_device == nullptr)
+    fail(*component_, RP_UNSUPPORTED, "set_reference_device", "the reference is not taken from device memory");
+  check(device_images_->set_reference_device(self_, &ref), "set_reference_device");
+}
+
+void CostInstance::set_moving(const rp_device_image& mov) {
+  if (device_images_ == nullptr || device_images_->set_moving_device == nullptr)
+    fail(*component_, RP_UNSUPPORTED, "set_moving_device", "the moving image is not taken from device memory");
+  check(device_images_->set_moving_device(self_, &mov), "set_moving_device");
+}
+
+int32_t CostInstance::device() const { return device_images_ ? device_images_->device(self_) : -1; }
+
+TransferCounts CostInstance::transfer_counts() const { return counts_of(device_images_, self_); }
 
 void CostInstance::check(rp_status s, const char* what) const {
   if (s != RP_OK) fail(*component_, s, what, vt_->last_error(self_));
@@ -114,8 +152,26 @@ ResamplerInstance::ResamplerInstance(const Component& c, HostServices& services,
                                      const std::map<std::string, ParamValue>& params)
     : component_(&c), vt_(static_cast<const rp_resampler_vtable*>(c.vtable)) {
   self_ = create_instance(c, services, params, vt_->create);
+  device_images_ = device_image_extension<rp_resampler_device_image_ext>(vt_, self_);
 }
 ResamplerInstance::~ResamplerInstance() { vt_->destroy(self_); }
+
+DeviceImage ResamplerInstance::resample_to_device(const rp_resample_request& request) {
+  auto image = std::make_unique<rp_device_image>();
+  image->size = sizeof(rp_device_image);
+  const rp_status s = device_images_->resample_to_device(self_, &request, image.get());
+  if (s != RP_OK) fail(*component_, s, "resample_to_device", vt_->last_error(self_));
+  const rp_resampler_device_image_ext* ext = device_images_;
+  void* self = self_;
+  return DeviceImage(image.release(), [ext, self](const rp_device_image* i) {
+    ext->release_device_image(self, i->handle);
+    delete i;
+  });
+}
+
+int32_t ResamplerInstance::device() const { return device_images_ ? device_images_->device(self_) : -1; }
+
+TransferCounts ResamplerInstance::transfer_counts() const { return counts_of(device_images_, self_); }
 
 void ResamplerInstance::resample(const rp_resample_request& request) {
   rp_status s = vt_->resample(self_, &request);

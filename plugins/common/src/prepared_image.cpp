@@ -84,13 +84,6 @@ std::size_t voxel_count_of(const regpipe_common::Grid& g) {
   return std::size_t(g.nx) * std::size_t(g.ny) * std::size_t(g.nz);
 }
 
-[[noreturn]] void fail_non_finite(const std::string& what, const regpipe_common::Grid& g, std::size_t i,
-                                  float value) {
-  std::ostringstream s;
-  s << what << " has a non-finite value (" << value << ") at voxel " << voxel_text(g, i);
-  fail(s.str());
-}
-
 [[noreturn]] void fail_negative_weight(const std::string& what, const regpipe_common::Grid& g, std::size_t i,
                                        float value) {
   std::ostringstream s;
@@ -212,6 +205,12 @@ constexpr std::size_t kMaxSlabs = 64;
 
 }  // namespace
 
+void fail_non_finite(const std::string& what, const regpipe_common::Grid& g, std::size_t i, float value) {
+  std::ostringstream s;
+  s << what << " has a non-finite value (" << value << ") at voxel " << voxel_text(g, i);
+  fail(s.str());
+}
+
 // Binning works in float (bin_of): the range and its inverse width must both be finite there.
 IntensityBinning make_binning(float lo, float hi, int bins, const std::string& role) {
   const float inv_width = float(double(bins) / (double(hi) - double(lo)));
@@ -224,12 +223,18 @@ IntensityBinning make_binning(float lo, float hi, int bins, const std::string& r
   return {lo, hi, inv_width, bins};
 }
 
-MeasuredImage measure_image_in_place(const rp_image& image, const rp_image* weight, const std::string& role) {
+MeasuredImage measure_header(const rp_image& image, const std::string& role) {
   MeasuredImage m;
   m.grid = checked_grid(image, role + " image");
   copy_geometry(image, m.voxel_to_world, m.spacing_mm);
-  m.values = image.data;
   m.voxel_count = voxel_count_of(m.grid);
+  m.total_weight = double(m.voxel_count);  // weight 1 each: exact in double below 2^53
+  return m;
+}
+
+MeasuredImage measure_image_in_place(const rp_image& image, const rp_image* weight, const std::string& role) {
+  MeasuredImage m = measure_header(image, role);
+  m.values = image.data;
   if (weight != nullptr) {
     checked_grid(*weight, role + " weight");
     check_same_grid(*weight, image, role);
@@ -274,6 +279,17 @@ MeasuredImage measure_image_in_place(const rp_image& image, const rp_image* weig
 double weighted_mean(const MeasuredImage& image) {
   const SerialSums sums = serial_sums(image);
   return sums.weighted_values / sums.weight;
+}
+
+MeanBounds serial_mean_bounds(double sum, double abs_sum, std::size_t count) {
+  const double n = double(count), u = std::ldexp(1.0, -53);
+  const double gamma = n * u / (1.0 - n * u);  // gamma_n >= gamma_{n-1}
+  // Twice the bound, which covers the rounding of this arithmetic many times over.
+  const double error = 4.0 * gamma * abs_sum + std::numeric_limits<double>::denorm_min();
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const double lo = std::nextafter(sum - error, -kInf), hi = std::nextafter(sum + error, kInf);
+  // fl(s / n) is monotonic in s: the quotients of the ends, each widened by an ulp.
+  return {std::nextafter(lo / n, -kInf), std::nextafter(hi / n, kInf)};
 }
 
 void require_varying(const MeasuredImage& image, const std::string& role, const char* measure) {

@@ -37,7 +37,8 @@ const char* interpolation_name(int32_t code) {
 }  // namespace
 
 void check_resample_request(const rp_resample_request& r, const char* component,
-                            std::initializer_list<int32_t> offered, const char* alternative) {
+                            std::initializer_list<int32_t> offered, const char* alternative,
+                            bool host_output) {
   if (!RP_HAS_MEMBER(&r, rp_resample_request, background))
     throw invalid("resample request size=" + std::to_string(r.size) +
                   " is smaller than ABI 1.0's " + std::to_string(sizeof(rp_resample_request)));
@@ -47,7 +48,7 @@ void check_resample_request(const rp_resample_request& r, const char* component,
     throw invalid("input image size=" + std::to_string(in.size) + " is smaller than ABI 1.0's " +
                   std::to_string(sizeof(rp_image)));
   if (in.data == nullptr) throw invalid("input image data is NULL");
-  if (r.out_data == nullptr) throw invalid("out_data is NULL");
+  if (host_output && r.out_data == nullptr) throw invalid("out_data is NULL");
   check_dims("input dims", in.dims);
   check_dims("out_dims", r.out_dims);
   check_affine(in.voxel_to_world, "input voxel_to_world");

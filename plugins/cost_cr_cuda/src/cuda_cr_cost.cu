@@ -47,6 +47,14 @@ void check_voxel_count(std::size_t voxels, const char* role) {
                                         " (32-bit): use cpu.cr, the CPU reference");
 }
 
+// The largest |value - mean| of a moving image whose values span `range`: the bound of fused's
+// fixed-point sums. Interpolation stays within the voxel values and weights, including those of
+// voxels with weight 0; |v - mean| is largest at an extreme value (rounding is monotonic), so
+// the extremes give the bound of every voxel bit for bit.
+double deviation(const std::pair<float, float>& range, double mean) {
+  return std::max(std::fabs(double(range.second) - mean), std::fabs(double(range.first) - mean));
+}
+
 // Voxels below which set_moving sums the mean after the copy rather than on a thread beside it.
 constexpr std::size_t kVoxelsForAThread = std::size_t(1) << 18;
 
@@ -149,6 +157,9 @@ CudaCrCost::Geometry CudaCrCost::set_fused_reference(const rp_image& image, cons
   ref_total_weight_ = ref.total_weight;
   ref_weight_max_ = double(ref.max_weight);
   prepare_fused(spans, threads_per_block_, bins_, stream_, fused_, layouts_.fused);
+  counts_.uploads += 1;
+  counts_.upload_bytes += spans.spans.size() * sizeof(Span) + spans.bins.size() * sizeof(uint16_t) +
+                          spans.weights.size() * sizeof(float);
   layouts_.voxel_count = uint32_t(ref.voxel_count);
   return geometry_of(ref, ref.weights != nullptr);
 }
@@ -175,6 +186,8 @@ CudaCrCost::Geometry CudaCrCost::set_gridded_reference(const rp_image& image, co
   layouts_.voxel_count = uint32_t(n);
   ref_bins_.upload(ref.voxel_bins, stream_);
   if (!ref.weights.empty()) ref_weight_.upload(ref.weights, stream_);
+  ++counts_.uploads;
+  counts_.upload_bytes += n * (sizeof(int32_t) + (ref.weights.empty() ? 0 : sizeof(float)));
   if (scheme_name_ == "scheme5")
     presort_reference(ref.voxel_bins.data(), active, bins_, max_block_workload_, stream_, presort_, layouts_);
   return geometry_of(ref, !ref.weights.empty());
@@ -193,36 +206,103 @@ void CudaCrCost::set_moving(const rp_image& image, const rp_image* weight) {
   const auto policy = mov.voxel_count < kVoxelsForAThread ? std::launch::deferred : std::launch::async;
   std::future<double> mean = std::async(policy, regpipe_common::weighted_mean, std::cref(mov));
   mov_values_.upload(mov.values, mov.voxel_count, stream_);
-  if (mov.weights != nullptr) mov_weight_.upload(mov.weights, mov.voxel_count, stream_);
+  count_upload(mov.voxel_count);
+  if (mov.weights != nullptr) {
+    mov_weight_.upload(mov.weights, mov.voxel_count, stream_);
+    count_upload(mov.voxel_count);
+  }
   Geometry geometry = geometry_of(mov, mov.weights != nullptr);
   geometry.mean = mean.get();
-  // Bounds of fused's fixed-point sums: interpolation stays within the voxel values and
-  // weights, including those of voxels with weight 0. |v - mean| is largest at an extreme
-  // value (rounding is monotonic), so the extremes give the bound of every voxel bit for bit.
-  mov_deviation_max_ = std::max(std::fabs(double(mov.max_all) - geometry.mean),
-                                std::fabs(double(mov.min_all) - geometry.mean));
+  mov_range_ = {mov.min_all, mov.max_all};
+  mov_deviation_lo_ = mov_deviation_max_ = deviation(mov_range_, geometry.mean);
   mov_weight_max_ = double(mov.max_weight);
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
   mov_ = geometry;
 }
 
-FixedPointScales CudaCrCost::fixed_point_scales() const {
+// Only a sum in the serial order gives the host path's mean bit for bit, so the device's sum
+// (another order) bounds it: when every mean within the bound has one float (the kernels'
+// shift) the device's does; the fixed-point scales, which need the reference too, are checked
+// at evaluate. Where the bound straddles a float (a few percent of images), the mean comes
+// from a host copy (settle_moving_mean).
+void CudaCrCost::set_moving_device(const rp_device_image& image) {
+  if (image.device != device_.index)
+    throw rp::Error(RP_INVALID_ARGUMENT, "the moving device image is on device " + std::to_string(image.device) +
+                                             "; this instance runs on device " + std::to_string(device_.index));
+  RP_CUDA_CHECK(cudaSetDevice(device_.index));
+  mov_.reset();  // until this call's copy is done
+  mov_quads_ready_ = false;
+  const regpipe_common_cuda::DeviceMeasurement measured =
+      regpipe_common_cuda::measure_device_image(image, "moving", stream_, measure_scratch_);
+  const MeasuredImage& mov = measured.image;
+  regpipe_common::require_varying(mov, "moving", "correlation ratio");
+  check_voxel_count(mov.voxel_count, "moving");
+  check_device_memory(mov.voxel_count * sizeof(float), "the moving image");
+  mov_values_.ensure(mov.voxel_count);
+  RP_CUDA_CHECK(cudaMemcpyAsync(mov_values_.get(), image.data, mov.voxel_count * sizeof(float),
+                                cudaMemcpyDeviceToDevice, stream_));
+  Geometry geometry = geometry_of(mov, false);
+  mov_range_ = {mov.min_all, mov.max_all};
+  mov_weight_max_ = 1.0;
+  const regpipe_common::MeanBounds mean = regpipe_common::serial_mean_bounds(measured.sum, measured.abs_sum, mov.voxel_count);
+  RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  // Inside the range, |max - m| falls and |m - min| grows with m (rounding is monotonic).
+  if (float(mean.lo) == float(mean.hi) && mean.lo >= double(mov.min_all) && mean.hi <= double(mov.max_all)) {
+    geometry.mean = mean.lo;
+    mov_deviation_lo_ = std::max(double(mov.max_all) - mean.hi, mean.lo - double(mov.min_all));
+    mov_deviation_max_ = std::max(double(mov.max_all) - mean.lo, mean.hi - double(mov.min_all));
+  } else {
+    settle_moving_mean(geometry);
+  }
+  mov_ = geometry;
+}
+
+void CudaCrCost::settle_moving_mean(Geometry& geometry) {
+  const std::size_t count = std::size_t(geometry.grid.nx) * std::size_t(geometry.grid.ny) * std::size_t(geometry.grid.nz);
+  std::vector<float> values(count);
+  RP_CUDA_CHECK(cudaMemcpyAsync(values.data(), mov_values_.get(), count * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+  RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  ++counts_.downloads;
+  counts_.download_bytes += count * sizeof(float);
+  rp_image view{};
+  view.size = sizeof(view);
+  view.dims[0] = uint32_t(geometry.grid.nx);
+  view.dims[1] = uint32_t(geometry.grid.ny);
+  view.dims[2] = uint32_t(geometry.grid.nz);
+  std::copy(geometry.voxel_to_world, geometry.voxel_to_world + 16, view.voxel_to_world);
+  view.data = values.data();
+  geometry.mean = regpipe_common::weighted_mean(regpipe_common::measure_image_in_place(view, nullptr, "moving"));
+  mov_deviation_lo_ = mov_deviation_max_ = deviation(mov_range_, geometry.mean);
+}
+
+FixedPointScales CudaCrCost::scales_for(double deviation) const {
   // A sample's weight is at most the largest reference weight times the largest moving weight
   // (border <= 1), and |y| at most the largest deviation from the moving mean.
   const double w = ref_weight_max_ * mov_weight_max_;
   FixedPointScales s;
   s.w = fixed_point_scale(w);
-  s.wy = fixed_point_scale(w * mov_deviation_max_);
-  s.wyy = fixed_point_scale(w * mov_deviation_max_ * mov_deviation_max_);
+  s.wy = fixed_point_scale(w * deviation);
+  s.wyy = fixed_point_scale(w * deviation * deviation);
   s.overlap = fixed_point_scale(ref_weight_max_);
   s.w_f = float(s.w);
   s.wy_f = float(s.wy);
   s.wyy_f = float(s.wyy);
   s.w_one = std::llrint(s.w);
   s.overlap_one = std::llrint(s.overlap);
+  return s;
+}
+
+FixedPointScales CudaCrCost::fixed_point_scales() {
+  // A deviation known within bounds (set_moving_device) fixes the scales when both bounds give
+  // the same ones (a scale is monotonic in it); else the mean is settled exactly.
+  if (mov_deviation_lo_ != mov_deviation_max_) {
+    const FixedPointScales lo = scales_for(mov_deviation_lo_), hi = scales_for(mov_deviation_max_);
+    if (lo.wy != hi.wy || lo.wyy != hi.wyy) settle_moving_mean(*mov_);
+  }
+  const FixedPointScales s = scales_for(mov_deviation_max_);
   if (!(s.w_f > 0.f && s.wy_f > 0.f && s.wyy_f > 0.f))  // a power of two below float's range
     throw rp::Error(RP_UNSUPPORTED, "fused: moving intensities deviating up to " + std::to_string(mov_deviation_max_) +
-                                        " from their mean exceed its 64-bit fixed-point range; use scheme5 or cpu.cr");
+                                        " from their mean are outside its fixed-point range; use scheme5 or cpu.cr");
   return s;
 }
 

@@ -6,11 +6,16 @@
 // runs the selected scheme, whose finish step computes 1 - eta in double on the GPU with
 // cost_cpu's formula and writes the k costs and overlaps straight to page-locked memory, and
 // synchronises once.
-#pragma once
+// RP_EXT_DEVICE_IMAGE (abi.h, 1.3): the moving image from device memory, checked, measured and
+// copied there; its mean (a serial sum whose order fixes its bits) is settled from the device's
+// sum within its error bound, from a host copy only where that bound leaves the result open. The
+// reference stays a host image (set_reference_device is NULL): fused's spans and bin
+// populations are built on the host, from the levels the driver downloads once per batch.
 
 #include "schemes/schemes.hpp"
 
 #include <regpipe/plugin.hpp>
+#include <regpipe_common_cuda/device_measure.hpp>
 #include <regpipe_common_cuda/device_session.hpp>
 #include <regpipe_common_cuda/pinned_buffer.hpp>
 #include <regpipe_common/prepared_image.hpp>
@@ -31,6 +36,9 @@ class CudaCrCost {
   void set_reference(const rp_image& image, const rp_image* weight);
   void set_moving(const rp_image& image, const rp_image* weight);
   void evaluate(const rp_cost_request& request);
+  int32_t device() const { return device_.index; }
+  void set_moving_device(const rp_device_image& image);
+  rp_transfer_counts transfer_counts() const { return counts_; }
 
   struct Scheme {
     void (*run)(const SchemeLaunch&);
@@ -51,7 +59,17 @@ class CudaCrCost {
   Geometry set_fused_reference(const rp_image& image, const rp_image* weight);
   Geometry set_gridded_reference(const rp_image& image, const rp_image* weight);
   void check_device_memory(std::size_t bytes, const char* what) const;
-  FixedPointScales fixed_point_scales() const;
+  // The scales of fused's sums for the moving deviation bound `deviation`.
+  FixedPointScales scales_for(double deviation) const;
+  // The scales for the current images; settles the moving mean first when its bounds leave them open.
+  FixedPointScales fixed_point_scales();
+  // The moving mean of the host path (the serial sum of a host copy of mov_values_) into
+  // `geometry`, and the deviation bound from it.
+  void settle_moving_mean(Geometry& geometry);
+  void count_upload(std::size_t floats) {
+    ++counts_.uploads;
+    counts_.upload_bytes += floats * sizeof(float);
+  }
   const float4* trilinear_quads_for(std::size_t k);
   // Results and tickets for k transforms, zero: the finish steps leave them so, and a call
   // that stopped before its finish step (an error) has them cleared by the next.
@@ -69,7 +87,10 @@ class CudaCrCost {
   double ref_total_weight_ = 0.0;
   double ref_weight_max_ = 1.0;     // largest reference weight (1 without a weighting)
   double mov_weight_max_ = 1.0;     // largest moving weight (1 without a weighting)
-  double mov_deviation_max_ = 0.0;  // largest |value - mean| over every moving voxel
+  // Largest |value - mean| over every moving voxel, exact or (from set_moving_device) within
+  // [mov_deviation_lo_, mov_deviation_max_].
+  double mov_deviation_lo_ = 0.0, mov_deviation_max_ = 0.0;
+  std::pair<float, float> mov_range_{0.f, 0.f};  // min and max over every moving voxel
   DeviceBuffer<int32_t> ref_bins_;
   DeviceBuffer<float> ref_weight_, mov_values_, mov_weight_;
   DeviceBuffer<float4> mov_quads_;  // fused, trilinear: trilinear_quads_for
@@ -87,6 +108,8 @@ class CudaCrCost {
   std::size_t results_capacity_ = 0;
   bool results_zero_ = false;
   DeviceBuffer<float> scratch_;
+  regpipe_common_cuda::MeasureScratch measure_scratch_;
+  rp_transfer_counts counts_{sizeof(rp_transfer_counts), 0, 0, 0, 0};
 };
 
 }  // namespace regpipe::cost_cr_cuda

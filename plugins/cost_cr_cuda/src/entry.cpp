@@ -7,10 +7,10 @@
 namespace regpipe::cost_cr_cuda {
 namespace {
 
-const rp_cost_vtable kVtable = rp::cost_vtable<CudaCrCost>();
+const rp_cost_vtable kVtable = rp::cost_vtable_with_device_images<CudaCrCost, false>();
 
 const rp_component_desc kComponents[] = {
-    {sizeof(rp_component_desc), RP_KIND_COST, "cuda.cr", "Correlation ratio (CUDA)", "1.0.0",
+    {sizeof(rp_component_desc), RP_KIND_COST, "cuda.cr", "Correlation ratio (CUDA)", "1.1.0",
      "1 - eta(Y|X) on an NVIDIA GPU, the same measure as cpu.cr (bins, weights, border, overlap, "
      "worst value 1), with the five histogram schemes of Li & Kumar 2014 and ours (fused: all k "
      "transforms and their final formula in one launch, warps walking runs of weighted voxels, the "

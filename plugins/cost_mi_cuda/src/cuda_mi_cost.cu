@@ -1,4 +1,5 @@
 #include "cuda_mi_cost.hpp"
+#include "device_binning.hpp"
 #include "params.hpp"
 
 #include <regpipe_common/affine_checks.hpp>
@@ -132,12 +133,24 @@ constexpr std::size_t kMaxSlabs = 64;
 
 // Validation and binning exactly as cpu.mi / cpu.nmi (measure_image_in_place checks and
 // measures as prepare_image does, bit for bit), without copying the image; the GPU counts
-// unit-weight samples only.
+// unweighted samples only.
 CudaMiCost::Geometry CudaMiCost::measure(const rp_image& image, const rp_image* weight, const char* role) const {
   if (weight != nullptr)
     throw rp::Error(RP_UNSUPPORTED, std::string("cuda.mi and cuda.nmi count unweighted samples: the ") + role +
                                         " weight image needs " + cpu_alternative_);
-  const regpipe_common::MeasuredImage m = regpipe_common::measure_image_in_place(image, nullptr, role);
+  return geometry_of(regpipe_common::measure_image_in_place(image, nullptr, role), role);
+}
+
+// The same checks and range of an image in device memory, scanned there.
+CudaMiCost::Geometry CudaMiCost::measure_on_device(const rp_device_image& image, const char* role) {
+  if (image.device != device_.index)
+    throw rp::Error(RP_INVALID_ARGUMENT, std::string("the ") + role + " device image is on device " +
+                                             std::to_string(image.device) + "; this instance runs on device " +
+                                             std::to_string(device_.index));
+  return geometry_of(regpipe_common_cuda::measure_device_image(image, role, stream_, measure_scratch_).image, role);
+}
+
+CudaMiCost::Geometry CudaMiCost::geometry_of(const regpipe_common::MeasuredImage& m, const char* role) const {
   regpipe_common::require_varying(m, role, measure_name(normalised_));
   if (m.voxel_count > std::size_t(INT_MAX))
     throw rp::Error(RP_UNSUPPORTED, std::string("the ") + role + " image has " + std::to_string(m.voxel_count) +
@@ -166,7 +179,29 @@ void CudaMiCost::set_reference(const rp_image& image, const rp_image* weight) {
       ref_bins_host_[i] = uint16_t(ref.binning.bin(image.data[i]));
   });
   ref_bins_.upload(ref_bins_host_, stream_);
+  ++counts_.uploads;
+  counts_.upload_bytes += ref.voxel_count * sizeof(uint16_t);
   if (state_) state_->reference_changed(ref_bins_host_, bins_, stream_);
+  RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  ref_ = ref;
+}
+
+void CudaMiCost::set_reference_device(const rp_device_image& image) {
+  RP_CUDA_CHECK(cudaSetDevice(device_.index));
+  ref_.reset();  // until this call's work is done
+  const Geometry ref = measure_on_device(image, "reference");
+  regpipe_common_cuda::require_device_memory(ref.voxel_count * sizeof(uint16_t), "the reference image", device_);
+  ref_bins_.ensure(ref.voxel_count);
+  launch_bin_voxels(image.data, ref.voxel_count, ref.binning, ref_bins_.get(), stream_);
+  if (state_) {  // presorted, adaptive: their state is built from the bins on the host
+    ref_bins_host_.resize(ref.voxel_count);
+    RP_CUDA_CHECK(cudaMemcpyAsync(ref_bins_host_.data(), ref_bins_.get(), ref.voxel_count * sizeof(uint16_t),
+                                  cudaMemcpyDeviceToHost, stream_));
+    RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    ++counts_.downloads;
+    counts_.download_bytes += ref.voxel_count * sizeof(uint16_t);
+    state_->reference_changed(ref_bins_host_, bins_, stream_);
+  }
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
   ref_ = ref;
 }
@@ -174,9 +209,25 @@ void CudaMiCost::set_reference(const rp_image& image, const rp_image* weight) {
 void CudaMiCost::set_moving(const rp_image& image, const rp_image* weight) {
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
   mov_.reset();  // until this call's upload is done
-  const Geometry mov = measure(image, weight, "moving");
-  regpipe_common_cuda::require_device_memory(mov.voxel_count * sizeof(float), "the moving image", device_);
-  mov_values_.upload(image.data, mov.voxel_count, stream_);  // from the caller's memory, read in place
+  take_moving(measure(image, weight, "moving"), image.data, cudaMemcpyHostToDevice);
+}
+
+void CudaMiCost::set_moving_device(const rp_device_image& image) {
+  RP_CUDA_CHECK(cudaSetDevice(device_.index));
+  mov_.reset();  // until this call's copy is done
+  take_moving(measure_on_device(image, "moving"), image.data, cudaMemcpyDeviceToDevice);
+}
+
+void CudaMiCost::take_moving(const Geometry& mov, const float* values, cudaMemcpyKind from) {
+  const std::size_t bytes = mov.voxel_count * sizeof(float);
+  regpipe_common_cuda::require_device_memory(bytes, "the moving image", device_);
+  mov_values_.ensure(mov.voxel_count);
+  // From host memory, read in place from the caller's.
+  RP_CUDA_CHECK(cudaMemcpyAsync(mov_values_.get(), values, bytes, from, stream_));
+  if (from == cudaMemcpyHostToDevice) {
+    ++counts_.uploads;
+    counts_.upload_bytes += bytes;
+  }
   if (state_) state_->moving_changed();
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
   mov_ = mov;

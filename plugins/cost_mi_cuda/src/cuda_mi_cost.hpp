@@ -4,6 +4,9 @@
 // the reference as bins, the moving image as its values. Each evaluate copies the k voxel maps to the device in one
 // transfer, zeroes the k joint histograms, runs the selected scheme and the GPU finish step,
 // which writes the k costs and overlaps straight to page-locked memory, and synchronises once.
+// RP_EXT_DEVICE_IMAGE (abi.h, 1.3): both images from device memory, measured and binned
+// there with the same results (no host copy; the presorted and adaptive schemes' state,
+// built from the reference's bins on the host, downloads the bins).
 #pragma once
 
 #include "schemes/schemes.hpp"
@@ -11,6 +14,7 @@
 #include <regpipe/plugin.hpp>
 #include <regpipe_common/prepared_image.hpp>
 #include <regpipe_common_cuda/device_buffer.hpp>
+#include <regpipe_common_cuda/device_measure.hpp>
 #include <regpipe_common_cuda/device_session.hpp>
 #include <regpipe_common_cuda/pinned_buffer.hpp>
 
@@ -31,6 +35,10 @@ class CudaMiCost {
   void set_reference(const rp_image& image, const rp_image* weight);
   void set_moving(const rp_image& image, const rp_image* weight);
   void evaluate(const rp_cost_request& request);
+  int32_t device() const { return device_.index; }
+  void set_reference_device(const rp_device_image& image);
+  void set_moving_device(const rp_device_image& image);
+  rp_transfer_counts transfer_counts() const { return counts_; }
 
  private:
   bool normalised_;
@@ -52,6 +60,10 @@ class CudaMiCost {
     std::size_t voxel_count = 0;
   };
   Geometry measure(const rp_image& image, const rp_image* weight, const char* role) const;
+  Geometry measure_on_device(const rp_device_image& image, const char* role);
+  Geometry geometry_of(const regpipe_common::MeasuredImage& m, const char* role) const;
+  // The moving image's values copied to the device (`from` host or device memory), mov_ set.
+  void take_moving(const Geometry& mov, const float* values, cudaMemcpyKind from);
 
   std::optional<Geometry> ref_, mov_;
   std::vector<uint16_t> ref_bins_host_;  // kept for the upload in flight and the scheme's state
@@ -64,6 +76,8 @@ class CudaMiCost {
   DeviceBuffer<unsigned> joint_;
   DeviceBuffer<unsigned long long> joint_pv_;  // partial_volume: k histograms, 2^20 units a sample
   DeviceBuffer<unsigned char> scheme_scratch_;  // SchemeLaunch::scratch
+  regpipe_common_cuda::MeasureScratch measure_scratch_;
+  rp_transfer_counts counts_{sizeof(rp_transfer_counts), 0, 0, 0, 0};
 };
 
 // The two components: the same histogram, a different formula at the end.

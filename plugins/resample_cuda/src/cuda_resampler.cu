@@ -54,6 +54,8 @@ CudaResampler::~CudaResampler() {
 }
 
 void CudaResampler::copy_to_device(float* device, const float* host, std::size_t count) {
+  ++counts_.uploads;
+  counts_.upload_bytes += count * sizeof(float);
   if (count < kDirectFloats) {
     RP_CUDA_CHECK(cudaMemcpyAsync(device, host, count * sizeof(float), cudaMemcpyHostToDevice, stream_));
     return;
@@ -72,6 +74,8 @@ void CudaResampler::copy_to_device(float* device, const float* host, std::size_t
 }
 
 void CudaResampler::copy_to_host(float* host, const float* device, std::size_t count) {
+  ++counts_.downloads;
+  counts_.download_bytes += count * sizeof(float);
   if (count < kDirectFloats) {
     RP_CUDA_CHECK(cudaMemcpyAsync(host, device, count * sizeof(float), cudaMemcpyDeviceToHost, stream_));
     RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -141,9 +145,10 @@ const float* CudaResampler::prefilter(const rp_resample_request& r) {
   return source;
 }
 
-void CudaResampler::resample(const rp_resample_request& r) {
+void CudaResampler::sample(const rp_resample_request& r, DeviceBuffer<float>& output, bool host_output) {
   regpipe_common::check_resample_request(
-      r, "resample.cuda", {RP_INTERP_NEAREST, RP_INTERP_TRILINEAR, RP_INTERP_SINC, RP_INTERP_BSPLINE});
+      r, "resample.cuda", {RP_INTERP_NEAREST, RP_INTERP_TRILINEAR, RP_INTERP_SINC, RP_INTERP_BSPLINE}, nullptr,
+      host_output);
   static const double kIdentity[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
   SampleArgs args{};
   if (!regpipe_common::make_voxel_map(r.out_voxel_to_world, r.matrix ? r.matrix : kIdentity,
@@ -151,12 +156,12 @@ void CudaResampler::resample(const rp_resample_request& r) {
     throw rp::Error(RP_INTERNAL, "voxel map failed although the request's matrices were checked");
   const Extent in = extent_of(r.input->dims);
   args.out = extent_of(r.out_dims);
-  output_.ensure(args.out.count());
+  output.ensure(args.out.count());
   check_cancelled();
   load_input(r);
   args.input = prefilter(r);
   args.input_grid = {int(in.nx), int(in.ny), int(in.nz)};
-  args.output = output_.get();
+  args.output = output.get();
   args.interpolation = r.interpolation;
   args.sinc_radius = sinc_radius_;
   args.background = r.background;
@@ -169,7 +174,26 @@ void CudaResampler::resample(const rp_resample_request& r) {
     args.texture = texture_.load(args.input, in, stream_);
   check_cancelled();
   launch_sample(args, stream_);
-  copy_to_host(r.out_data, output_.get(), args.out.count());
+}
+
+void CudaResampler::resample(const rp_resample_request& r) {
+  sample(r, output_, true);
+  copy_to_host(r.out_data, output_.get(), extent_of(r.out_dims).count());
+}
+
+void CudaResampler::resample_to_device(const rp_resample_request& r, rp_device_image& out) {
+  auto buffer = std::make_unique<DeviceBuffer<float>>();
+  sample(r, *buffer, false);
+  RP_CUDA_CHECK(cudaStreamSynchronize(stream_));  // complete when the call returns (abi.h)
+  const float* data = buffer->get();
+  const uint64_t handle = last_handle_ + 1;
+  device_images_.emplace(handle, std::move(buffer));
+  last_handle_ = handle;
+  std::copy(r.out_dims, r.out_dims + 3, out.dims);
+  std::copy(r.out_voxel_to_world, r.out_voxel_to_world + 16, out.voxel_to_world);
+  out.device = device_.index;
+  out.data = data;
+  out.handle = handle;
 }
 
 }  // namespace regpipe::resample_cuda

@@ -1,6 +1,8 @@
 // resample.cuda: one request = upload the input (unless the request's input_id says the
 // previous upload is still it), smooth it on the device when a prefilter is asked for (the
 // pyramid), sample the output grid, copy it back. Device buffers are kept between requests.
+// RP_EXT_DEVICE_IMAGE (abi.h, 1.3): resample_to_device samples into a buffer of its own that
+// the instance keeps, unread by later requests, until release_device_image or destruction.
 #pragma once
 
 #include "texture_volume.hpp"
@@ -10,6 +12,8 @@
 #include <regpipe_common_cuda/device_session.hpp>
 
 #include <cstddef>
+#include <map>
+#include <memory>
 #include <vector>
 
 namespace regpipe::resample_cuda {
@@ -22,8 +26,15 @@ class CudaResampler {
   CudaResampler& operator=(const CudaResampler&) = delete;
 
   void resample(const rp_resample_request& request);
+  int32_t device() const { return device_.index; }
+  void resample_to_device(const rp_resample_request& request, rp_device_image& out);
+  void release_device_image(uint64_t handle) noexcept { device_images_.erase(handle); }
+  rp_transfer_counts transfer_counts() const { return counts_; }
 
  private:
+  // Checks the request and samples its output grid into `output` (queued on stream_).
+  void sample(const rp_resample_request& request, regpipe_common_cuda::DeviceBuffer<float>& output,
+              bool host_output);
   // Makes input_ hold the request's input: uploads it, or keeps the previous upload when
   // input_id promises the same unchanged image.
   void load_input(const rp_resample_request& request);
@@ -54,6 +65,10 @@ class CudaResampler {
   // host memcpy runs on several threads while the DMA of the slabs before runs.
   float* staging_ = nullptr;
   std::vector<cudaEvent_t> slab_done_;
+  // resample_to_device's outputs by handle (the first is 1).
+  std::map<uint64_t, std::unique_ptr<regpipe_common_cuda::DeviceBuffer<float>>> device_images_;
+  uint64_t last_handle_ = 0;
+  rp_transfer_counts counts_{sizeof(rp_transfer_counts), 0, 0, 0, 0};
 };
 
 }  // namespace regpipe::resample_cuda

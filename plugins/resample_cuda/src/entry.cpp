@@ -7,10 +7,10 @@
 namespace regpipe::resample_cuda {
 namespace {
 
-const rp_resampler_vtable kVtable = rp::resampler_vtable<CudaResampler>();
+const rp_resampler_vtable kVtable = rp::resampler_vtable_with_device_images<CudaResampler>();
 
 const rp_component_desc kComponents[] = {
-    {sizeof(rp_component_desc), RP_KIND_RESAMPLER, "resample.cuda", "CUDA resampler", "1.0.0",
+    {sizeof(rp_component_desc), RP_KIND_RESAMPLER, "resample.cuda", "CUDA resampler", "1.1.0",
      "resample.cpu on an NVIDIA GPU for the pyramid and the output image: the separable Gaussian "
      "prefilter, nearest and trilinear bit-identical to resample.cpu (or trilinear by the texture "
      "units), the Hann-windowed sinc and the cubic B-spline (one thread per line for its filter). "

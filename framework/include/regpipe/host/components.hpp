@@ -8,6 +8,7 @@
 #include <regpipe/host/plugin_host.hpp>
 
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -25,6 +26,16 @@ class ComponentError : public std::runtime_error {
 
 const char* status_name(rp_status status);
 
+// An image a resampler made in device memory (RP_EXT_DEVICE_IMAGE, abi.h 1.3), released back
+// to it when the last copy goes: drop every copy before the resampler instance.
+using DeviceImage = std::shared_ptr<const rp_device_image>;
+
+// Image data copied between host and device (rp_transfer_counts); zeros for a component
+// without RP_EXT_DEVICE_IMAGE.
+struct TransferCounts {
+  uint64_t uploads = 0, upload_bytes = 0, downloads = 0, download_bytes = 0;
+};
+
 class CostInstance {
  public:
   CostInstance(const Component& component, HostServices& services,
@@ -39,11 +50,23 @@ class CostInstance {
   void evaluate(const double* matrices, size_t k, double* costs, double* overlap = nullptr);
   const Component& component() const { return *component_; }
 
+  // RP_EXT_DEVICE_IMAGE: null when the component does not offer it (or offers a struct too
+  // small for its 1.3 members).
+  const rp_cost_device_image_ext* device_images() const { return device_images_; }
+  // The image from device memory; throws ComponentError(RP_UNSUPPORTED) where the extension
+  // does not take it.
+  void set_reference(const rp_device_image& ref);
+  void set_moving(const rp_device_image& mov);
+  // The extension's device (-1 without it).
+  int32_t device() const;
+  TransferCounts transfer_counts() const;
+
  private:
   void check(rp_status s, const char* what) const;
   const Component* component_;
   const rp_cost_vtable* vt_;
   void* self_ = nullptr;
+  const rp_cost_device_image_ext* device_images_ = nullptr;
 };
 
 class OptimizerInstance {
@@ -76,10 +99,19 @@ class ResamplerInstance {
   void resample(const rp_resample_request& request);
   const Component& component() const { return *component_; }
 
+  // RP_EXT_DEVICE_IMAGE, as CostInstance's.
+  const rp_resampler_device_image_ext* device_images() const { return device_images_; }
+  // The request's output in device memory (its out_data is not read), released back to this
+  // instance when the last copy of the result goes.
+  DeviceImage resample_to_device(const rp_resample_request& request);
+  int32_t device() const;
+  TransferCounts transfer_counts() const;
+
  private:
   const Component* component_;
   const rp_resampler_vtable* vt_;
   void* self_ = nullptr;
+  const rp_resampler_device_image_ext* device_images_ = nullptr;
 };
 
 }  // namespace regpipe

@@ -79,13 +79,17 @@ RegistrationComponents create_registration_components(const Pipeline& pipeline,
 // mass and mass radius. Prepared once, reused for every moving image of a batch.
 struct PreparedReference {
   std::vector<Image> levels;         // one per registration.levels_mm, coarsest first
+  // When the resampler and the cost hand levels over in device memory (RP_EXT_DEVICE_IMAGE,
+  // abi.h 1.3): the levels there, one per levels[i], which then holds its grid only (no
+  // voxels). Must go before the components that made them.
+  std::vector<DeviceImage> device_levels;
   std::vector<Image> weight_levels;  // empty without inputs.reference_weight
   Eigen::Vector3d centre = Eigen::Vector3d::Zero();
   double radius_mm = 0.0;            // RMS distance of the mass from the centre
   double seconds = 0.0;              // time taken to prepare it
 };
 PreparedReference prepare_reference(const Pipeline& pipeline, const RegistrationImages& images,
-                                    ResamplerInstance& resampler);
+                                    const RegistrationComponents& components);
 
 // Root-mean-square distance of the image's mass (its positive values) from `centre` (world
 // mm), at least 10 mm (50 mm for an image without mass): the lever arm that converts

@@ -78,9 +78,28 @@ struct MeasuredImage {
 
 MeasuredImage measure_image_in_place(const rp_image& image, const rp_image* weight, const std::string& role);
 
+// measure_image_in_place's checks and geometry of an unweighted image's header only (its
+// data pointer must be non-NULL but is not read: values stays NULL), for an image measured
+// elsewhere (on the device): total_weight is the voxel count, the range is left to the caller.
+MeasuredImage measure_header(const rp_image& image, const std::string& role);
+
+// The refusal of a non-finite voxel value, as every check here words it ("<what> has a
+// non-finite value (nan) at voxel (x, y, z)"). Throws rp::Error(RP_INVALID_ARGUMENT).
+[[noreturn]] void fail_non_finite(const std::string& what, const regpipe_common::Grid& grid, std::size_t index,
+                                  float value);
+
 // PreparedImage::mean, bit for bit: a serial sum in x-fastest order (its order fixes its last
 // bits), apart so that callers can overlap it with other work.
 double weighted_mean(const MeasuredImage& image);
+
+// Where weighted_mean's result lies for an unweighted image of `count` voxels whose sum in
+// another order is `sum` (of absolute values `abs_sum`): any two orders of a sum differ by at
+// most 2 gamma_{n-1} abs_sum (Higham, Accuracy and Stability of Numerical Algorithms, 2002,
+// eq. 4.4), so the serial mean is in [lo, hi] (widened for the bound's own rounding).
+struct MeanBounds {
+  double lo = 0.0, hi = 0.0;
+};
+MeanBounds serial_mean_bounds(double sum, double abs_sum, std::size_t count);
 
 // As require_varying for a PreparedImage.
 void require_varying(const MeasuredImage& image, const std::string& role, const char* measure);

@@ -15,9 +15,11 @@ namespace regpipe_common {
 // Throws rp::Error: RP_INVALID_ARGUMENT for a malformed request (sizes, zero or oversized
 // dims, NULL data, non-finite or singular matrices, negative sigma), RP_UNSUPPORTED for an
 // interpolation not in `offered`, naming `component`, what it offers and, if given,
-// `alternative` (the component that offers more).
+// `alternative` (the component that offers more). `host_output` false: the output goes to
+// device memory (RP_EXT_DEVICE_IMAGE's resample_to_device), out_data is not read.
 void check_resample_request(const rp_resample_request& request, const char* component,
-                            std::initializer_list<int32_t> offered, const char* alternative = nullptr);
+                            std::initializer_list<int32_t> offered, const char* alternative = nullptr,
+                            bool host_output = true);
 
 // Voxel size along `axis`: the norm of column `axis` of a row-major 4x4 voxel_to_world.
 double axis_spacing(const double voxel_to_world[16], int axis);
