@@ -59,11 +59,14 @@ YAML
   done
   cp /tmp/elxout/$c/report.json $OUT/elx/$c.report.json
 done
-# 3. registration bench (chris, and the 256 grid) after the pyramid and I/O changes
+# 3. registration bench: chris and the 256 grid, CR and MI, against the CPU plugins on the host's cores
 mkdir -p $OUT/reg_chris $OUT/reg_grid
 CPU="registration.cost.plugin=cpu.cr; registration.resampler.plugin=resample.cpu"
+MI="--set registration.cost.plugin=cuda.mi --set registration.cost.params.bins=64"
+CPU_MI="registration.cost.plugin=cpu.mi; registration.resampler.plugin=resample.cpu"
 regpipe_bench_registration /tmp/flirt_cr.yaml --repeats 5 --variant "cpu16: $CPU" --out $OUT/reg_chris > $OUT/reg_chris/out.txt 2>&1
-regpipe_bench_registration /tmp/flirt_cr.yaml --repeats 5 --grid 256x256x160 --out $OUT/reg_grid > $OUT/reg_grid/out.txt 2>&1
-regpipe_bench_registration /tmp/flirt_cr.yaml --repeats 3 --set registration.cost.plugin=cuda.mi --set registration.cost.params.bins=64 > $OUT/reg_chris/mi.txt 2>&1
-head -8 $OUT/reg_chris/out.txt $OUT/reg_grid/out.txt $OUT/reg_chris/mi.txt
+regpipe_bench_registration /tmp/flirt_cr.yaml --repeats 5 --grid 256x256x160 --variant "cpu16: $CPU" --out $OUT/reg_grid > $OUT/reg_grid/out.txt 2>&1
+regpipe_bench_registration /tmp/flirt_cr.yaml --repeats 3 $MI --variant "cpu16: $CPU_MI" > $OUT/reg_chris/mi.txt 2>&1
+regpipe_bench_registration /tmp/flirt_cr.yaml --repeats 3 $MI --grid 256x256x160 > $OUT/reg_grid/mi.txt 2>&1
+head -8 $OUT/reg_chris/out.txt $OUT/reg_grid/out.txt $OUT/reg_chris/mi.txt $OUT/reg_grid/mi.txt
 cd $OUT && tar czf /tmp/all.tgz . && rm -rf ./* && mv /tmp/all.tgz . && cp /dev/null done.txt
