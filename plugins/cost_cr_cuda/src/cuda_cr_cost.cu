@@ -139,20 +139,24 @@ void CudaCrCost::set_reference(const rp_image& image, const rp_image* weight) {
   ref_ = geometry;
 }
 
-// fused needs only the spans (bins and weights of the weighted voxels) and the total weight:
-// the image is read in place, never copied whole.
-CudaCrCost::Geometry CudaCrCost::set_fused_reference(const rp_image& image, const rp_image* weight) {
-  const MeasuredImage ref = regpipe_common::measure_image_in_place(image, weight, "reference");
+// The checks of a reference for fused, wherever its voxels are, and its bins.
+regpipe_common::IntensityBinning CudaCrCost::fused_binning(const MeasuredImage& ref) const {
   regpipe_common::require_varying(ref, "reference", "correlation ratio");
   check_voxel_count(ref.voxel_count, "reference");
-  const regpipe_common::IntensityBinning binning =
-      regpipe_common::make_binning(ref.min_value, ref.max_value, bins_, "reference");
   // At most 16 bytes a voxel whichever the scheme (bins, weights, sort keys and indices).
   check_device_memory(ref.voxel_count * 16, "the reference image");
   if (uint32_t(ref.grid.nx) > kMaxBlockSamples)
     throw rp::Error(RP_UNSUPPORTED, "fused: the reference has rows of " + std::to_string(ref.grid.nx) +
                                         " voxels, more than its " + std::to_string(kMaxBlockSamples) +
                                         "-voxel limit; use scheme5 or cpu.cr");
+  return regpipe_common::make_binning(ref.min_value, ref.max_value, bins_, "reference");
+}
+
+// fused needs only the spans (bins and weights of the weighted voxels) and the total weight:
+// the image is read in place, never copied whole.
+CudaCrCost::Geometry CudaCrCost::set_fused_reference(const rp_image& image, const rp_image* weight) {
+  const MeasuredImage ref = regpipe_common::measure_image_in_place(image, weight, "reference");
+  const regpipe_common::IntensityBinning binning = fused_binning(ref);
   const ReferenceSpans spans = make_reference_spans(ref, binning);
   ref_total_weight_ = ref.total_weight;
   ref_weight_max_ = double(ref.max_weight);
@@ -162,6 +166,43 @@ CudaCrCost::Geometry CudaCrCost::set_fused_reference(const rp_image& image, cons
                           spans.weights.size() * sizeof(float);
   layouts_.voxel_count = uint32_t(ref.voxel_count);
   return geometry_of(ref, ref.weights != nullptr);
+}
+
+// An unweighted reference in device memory. fused: measured, binned and laid out on the device
+// (its spans are its rows), the host path's bins, hot bin and total weight bit for bit. Schemes
+// 1-5 build their per-voxel state (and scheme5 its presort) on the host: the level is copied
+// back once and takes the host path.
+void CudaCrCost::set_reference_device(const rp_device_image& image) {
+  if (image.device != device_.index)
+    throw rp::Error(RP_INVALID_ARGUMENT, "the reference device image is on device " + std::to_string(image.device) +
+                                             "; this instance runs on device " + std::to_string(device_.index));
+  RP_CUDA_CHECK(cudaSetDevice(device_.index));
+  if (scheme_name_ != "fused") {
+    const std::size_t count = std::size_t(image.dims[0]) * image.dims[1] * image.dims[2];
+    std::vector<float> values(count);
+    RP_CUDA_CHECK(cudaMemcpyAsync(values.data(), image.data, count * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+    RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    ++counts_.downloads;
+    counts_.download_bytes += count * sizeof(float);
+    rp_image view{};
+    view.size = sizeof(view);
+    std::copy(image.dims, image.dims + 3, view.dims);
+    std::copy(image.voxel_to_world, image.voxel_to_world + 16, view.voxel_to_world);
+    view.data = values.data();
+    set_reference(view, nullptr);
+    return;
+  }
+  ref_.reset();  // until this call's layout is done
+  layouts_ = ReferenceLayouts{};
+  const regpipe_common_cuda::DeviceMeasurement measured =
+      regpipe_common_cuda::measure_device_image(image, "reference", stream_, measure_scratch_);
+  const MeasuredImage& ref = measured.image;
+  const regpipe_common::IntensityBinning binning = fused_binning(ref);
+  prepare_fused_from_device(image.data, ref.grid, binning, threads_per_block_, stream_, fused_, layouts_.fused);
+  ref_total_weight_ = ref.total_weight;
+  ref_weight_max_ = 1.0;
+  layouts_.voxel_count = uint32_t(ref.voxel_count);
+  ref_ = geometry_of(ref, false);
 }
 
 // Schemes 1-5 map every voxel of the grid: its bins and weights uploaded whole.

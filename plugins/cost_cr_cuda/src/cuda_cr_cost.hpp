@@ -37,6 +37,7 @@ class CudaCrCost {
   void set_moving(const rp_image& image, const rp_image* weight);
   void evaluate(const rp_cost_request& request);
   int32_t device() const { return device_.index; }
+  void set_reference_device(const rp_device_image& image);
   void set_moving_device(const rp_device_image& image);
   rp_transfer_counts transfer_counts() const { return counts_; }
 
@@ -56,6 +57,7 @@ class CudaCrCost {
 
  private:
   // Fill the reference's device buffers and layouts (uploads queued on stream_).
+  regpipe_common::IntensityBinning fused_binning(const regpipe_common::MeasuredImage& ref) const;
   Geometry set_fused_reference(const rp_image& image, const rp_image* weight);
   Geometry set_gridded_reference(const rp_image& image, const rp_image* weight);
   void check_device_memory(std::size_t bytes, const char* what) const;

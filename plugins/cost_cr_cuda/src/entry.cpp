@@ -7,7 +7,7 @@
 namespace regpipe::cost_cr_cuda {
 namespace {
 
-const rp_cost_vtable kVtable = rp::cost_vtable_with_device_images<CudaCrCost, false>();
+const rp_cost_vtable kVtable = rp::cost_vtable_with_device_images<CudaCrCost, true>();
 
 const rp_component_desc kComponents[] = {
     {sizeof(rp_component_desc), RP_KIND_COST, "cuda.cr", "Correlation ratio (CUDA)", "1.1.0",

@@ -1,11 +1,11 @@
 #include "cuda_mi_cost.hpp"
-#include "device_binning.hpp"
 #include "params.hpp"
 
 #include <regpipe_common/affine_checks.hpp>
 #include <regpipe_common/parallel_slabs.hpp>
 #include <regpipe_common/voxel_map.hpp>
 #include <regpipe_common_cuda/cuda_check.hpp>
+#include <regpipe_common_cuda/device_binning.hpp>
 
 #include <algorithm>
 #include <climits>
@@ -192,7 +192,7 @@ void CudaMiCost::set_reference_device(const rp_device_image& image) {
   const Geometry ref = measure_on_device(image, "reference");
   regpipe_common_cuda::require_device_memory(ref.voxel_count * sizeof(uint16_t), "the reference image", device_);
   ref_bins_.ensure(ref.voxel_count);
-  launch_bin_voxels(image.data, ref.voxel_count, ref.binning, ref_bins_.get(), stream_);
+  regpipe_common_cuda::launch_bin_voxels(image.data, ref.voxel_count, ref.binning, ref_bins_.get(), stream_);
   if (state_) {  // presorted, adaptive: their state is built from the bins on the host
     ref_bins_host_.resize(ref.voxel_count);
     RP_CUDA_CHECK(cudaMemcpyAsync(ref_bins_host_.data(), ref_bins_.get(), ref.voxel_count * sizeof(uint16_t),

@@ -31,11 +31,13 @@
 #include "../kernels/cr_sample.cuh"
 #include "schemes.hpp"
 
+#include <regpipe_common_cuda/device_binning.hpp>
 #include <regpipe_common_cuda/trilinear_32.cuh>
 
 #include <algorithm>
 #include <climits>
 #include <cstddef>
+#include <vector>
 
 namespace regpipe::cost_cr_cuda {
 namespace {
@@ -301,6 +303,34 @@ void upload_array(const std::vector<Host>& host, DeviceBuffer<Device>& device, c
                                   stream));
 }
 
+// The layout's span-independent part and its block bounds, given the spans in `buffers`.
+void finish_fused_layout(const FusedBuffers& buffers, uint32_t span_count, uint32_t longest_span, bool weighted,
+                         int hot_bin, int threads_per_block, int bins, FusedLayout& layout) {
+  layout = FusedLayout{};
+  layout.spans = buffers.spans.get();
+  layout.span_count = span_count;
+  layout.bins = buffers.bins.get();
+  layout.ref_weight = weighted ? buffers.ref_weight.get() : nullptr;
+  layout.hot_bin = hot_bin;
+  // Enough blocks that none adds more than kMaxBlockSamples samples to its histogram (spans
+  // are at most that long: set_reference checks the rows).
+  const std::size_t spans_per_block = kMaxBlockSamples / std::max<uint32_t>(1, longest_span);
+  layout.fewest_blocks = std::max<std::size_t>(1, (std::size_t(span_count) + spans_per_block - 1) / spans_per_block);
+  if (layout.fewest_blocks > kMaxGridY)
+    throw rp::Error(RP_UNSUPPORTED, "fused: this reference's spans need " + std::to_string(layout.fewest_blocks) +
+                                        " blocks a transform, more than a launch's " + std::to_string(kMaxGridY) +
+                                        "; use scheme5 or cpu.cr");
+  const std::size_t shared = fused_histogram_bytes(bins);
+  layout.blocks_per_sm[0] = resident_blocks_of_both_readers<false>(threads_per_block, shared);
+  layout.blocks_per_sm[1] = resident_blocks_of_both_readers<true>(threads_per_block, shared);
+}
+
+// Span r of an unweighted reference: its whole row r (every voxel weighs 1).
+__global__ void row_spans_kernel(int nx, uint32_t rows, int4* spans) {
+  for (uint32_t r = blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += gridDim.x * blockDim.x)
+    spans[r] = make_int4(int(r) * nx, 0, nx, int(r));
+}
+
 }  // namespace
 
 void prepare_fused(const ReferenceSpans& spans, int threads_per_block, int bins, cudaStream_t stream,
@@ -311,25 +341,34 @@ void prepare_fused(const ReferenceSpans& spans, int threads_per_block, int bins,
   upload_array(spans.spans, buffers.spans, stream);
   upload_array(spans.bins, buffers.bins, stream);
   if (!spans.weights.empty()) upload_array(spans.weights, buffers.ref_weight, stream);
-  layout = FusedLayout{};
-  layout.spans = buffers.spans.get();
-  layout.span_count = uint32_t(spans.spans.size());
-  layout.bins = buffers.bins.get();
-  layout.ref_weight = spans.weights.empty() ? nullptr : buffers.ref_weight.get();
-  layout.hot_bin = spans.hot_bin;
-  // Enough blocks that none adds more than kMaxBlockSamples samples to its histogram (spans
-  // are at most that long: set_reference checks the rows).
   uint32_t longest = 1;
   for (const Span& span : spans.spans) longest = std::max(longest, uint32_t(span.length));
-  const std::size_t spans_per_block = kMaxBlockSamples / longest;
-  layout.fewest_blocks = std::max<std::size_t>(1, (spans.spans.size() + spans_per_block - 1) / spans_per_block);
-  if (layout.fewest_blocks > kMaxGridY)
-    throw rp::Error(RP_UNSUPPORTED, "fused: this reference's spans need " + std::to_string(layout.fewest_blocks) +
-                                        " blocks a transform, more than a launch's " + std::to_string(kMaxGridY) +
-                                        "; use scheme5 or cpu.cr");
-  const std::size_t shared = fused_histogram_bytes(bins);
-  layout.blocks_per_sm[0] = resident_blocks_of_both_readers<false>(threads_per_block, shared);
-  layout.blocks_per_sm[1] = resident_blocks_of_both_readers<true>(threads_per_block, shared);
+  finish_fused_layout(buffers, uint32_t(spans.spans.size()), longest, !spans.weights.empty(), spans.hot_bin,
+                      threads_per_block, bins, layout);
+}
+
+void prepare_fused_from_device(const float* values, const regpipe_common::Grid& grid,
+                               const regpipe_common::IntensityBinning& binning, int threads_per_block,
+                               cudaStream_t stream, FusedBuffers& buffers, FusedLayout& layout) {
+  const std::size_t voxels = std::size_t(grid.nx) * std::size_t(grid.ny) * std::size_t(grid.nz);
+  const uint32_t rows = uint32_t(std::size_t(grid.ny) * std::size_t(grid.nz));
+  buffers.spans.ensure(rows);
+  row_spans_kernel<<<std::min<unsigned>((rows + 255) / 256, 4096), 256, 0, stream>>>(grid.nx, rows,
+                                                                                      buffers.spans.get());
+  RP_CUDA_CHECK_LAUNCH("row_spans_kernel");
+  buffers.bins.ensure(voxels);
+  regpipe_common_cuda::launch_bin_voxels(values, voxels, binning, buffers.bins.get(), stream);
+  // The hot bin as make_reference_spans picks it: the first of the most populated.
+  buffers.population.ensure(std::size_t(binning.bins));
+  RP_CUDA_CHECK(cudaMemsetAsync(buffers.population.get(), 0, std::size_t(binning.bins) * sizeof(unsigned long long),
+                                stream));
+  regpipe_common_cuda::launch_count_bins(buffers.bins.get(), voxels, binning.bins, buffers.population.get(), stream);
+  std::vector<unsigned long long> population(std::size_t(binning.bins));
+  RP_CUDA_CHECK(cudaMemcpyAsync(population.data(), buffers.population.get(),
+                                population.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
+  RP_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const int hot_bin = int(std::max_element(population.begin(), population.end()) - population.begin());
+  finish_fused_layout(buffers, rows, uint32_t(grid.nx), false, hot_bin, threads_per_block, binning.bins, layout);
 }
 
 void make_trilinear_quads(const float* values, const regpipe_common::Grid& grid, float4* quads, cudaStream_t stream) {

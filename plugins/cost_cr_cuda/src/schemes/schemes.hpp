@@ -100,9 +100,17 @@ struct FusedBuffers {
   DeviceBuffer<int4> spans;
   DeviceBuffer<uint16_t> bins;
   DeviceBuffer<float> ref_weight;
+  DeviceBuffer<unsigned long long> population;  // prepare_fused_from_device: voxels per bin
 };
 void prepare_fused(const ReferenceSpans& spans, int threads_per_block, int bins, cudaStream_t stream,
                    FusedBuffers& buffers, FusedLayout& layout);
+
+// The same layout for an unweighted reference already in device memory (RP_EXT_DEVICE_IMAGE):
+// its spans are its rows, its bins binned on the device with the host's arithmetic, the hot bin
+// picked from their populations as on the host. Synchronises `stream`.
+void prepare_fused_from_device(const float* values, const regpipe_common::Grid& grid,
+                               const regpipe_common::IntensityBinning& binning, int threads_per_block,
+                               cudaStream_t stream, FusedBuffers& buffers, FusedLayout& layout);
 
 // fused's moving image for trilinear sampling: quads[i] = (v[i], v[i + dx], v[i + dy],
 // v[i + dy + dx]), the x and y neighbours of voxel i with trilinear's edge clamps, so a sample
