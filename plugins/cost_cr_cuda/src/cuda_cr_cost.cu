@@ -178,18 +178,8 @@ void CudaCrCost::set_reference_device(const rp_device_image& image) {
                                              "; this instance runs on device " + std::to_string(device_.index));
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
   if (scheme_name_ != "fused") {
-    const std::size_t count = std::size_t(image.dims[0]) * image.dims[1] * image.dims[2];
-    std::vector<float> values(count);
-    RP_CUDA_CHECK(cudaMemcpyAsync(values.data(), image.data, count * sizeof(float), cudaMemcpyDeviceToHost, stream_));
-    RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    ++counts_.downloads;
-    counts_.download_bytes += count * sizeof(float);
-    rp_image view{};
-    view.size = sizeof(view);
-    std::copy(image.dims, image.dims + 3, view.dims);
-    std::copy(image.voxel_to_world, image.voxel_to_world + 16, view.voxel_to_world);
-    view.data = values.data();
-    set_reference(view, nullptr);
+    const HostCopy copy = copy_to_host(image.data, image.dims, image.voxel_to_world);
+    set_reference(copy.view, nullptr);
     return;
   }
   ref_.reset();  // until this call's layout is done
@@ -298,21 +288,26 @@ void CudaCrCost::set_moving_device(const rp_device_image& image) {
   mov_ = geometry;
 }
 
-void CudaCrCost::settle_moving_mean(Geometry& geometry) {
-  const std::size_t count = std::size_t(geometry.grid.nx) * std::size_t(geometry.grid.ny) * std::size_t(geometry.grid.nz);
-  std::vector<float> values(count);
-  RP_CUDA_CHECK(cudaMemcpyAsync(values.data(), mov_values_.get(), count * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+CudaCrCost::HostCopy CudaCrCost::copy_to_host(const float* data, const uint32_t dims[3],
+                                              const double voxel_to_world[16]) {
+  HostCopy copy;
+  const std::size_t count = std::size_t(dims[0]) * dims[1] * dims[2];
+  copy.values.resize(count);
+  RP_CUDA_CHECK(cudaMemcpyAsync(copy.values.data(), data, count * sizeof(float), cudaMemcpyDeviceToHost, stream_));
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
   ++counts_.downloads;
   counts_.download_bytes += count * sizeof(float);
-  rp_image view{};
-  view.size = sizeof(view);
-  view.dims[0] = uint32_t(geometry.grid.nx);
-  view.dims[1] = uint32_t(geometry.grid.ny);
-  view.dims[2] = uint32_t(geometry.grid.nz);
-  std::copy(geometry.voxel_to_world, geometry.voxel_to_world + 16, view.voxel_to_world);
-  view.data = values.data();
-  geometry.mean = regpipe_common::weighted_mean(regpipe_common::measure_image_in_place(view, nullptr, "moving"));
+  copy.view.size = sizeof(copy.view);
+  std::copy(dims, dims + 3, copy.view.dims);
+  std::copy(voxel_to_world, voxel_to_world + 16, copy.view.voxel_to_world);
+  copy.view.data = copy.values.data();
+  return copy;
+}
+
+void CudaCrCost::settle_moving_mean(Geometry& geometry) {
+  const uint32_t dims[3] = {uint32_t(geometry.grid.nx), uint32_t(geometry.grid.ny), uint32_t(geometry.grid.nz)};
+  const HostCopy copy = copy_to_host(mov_values_.get(), dims, geometry.voxel_to_world);
+  geometry.mean = regpipe_common::weighted_mean(regpipe_common::measure_image_in_place(copy.view, nullptr, "moving"));
   mov_deviation_lo_ = mov_deviation_max_ = deviation(mov_range_, geometry.mean);
 }
 

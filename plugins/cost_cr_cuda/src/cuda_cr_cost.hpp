@@ -68,6 +68,13 @@ class CudaCrCost {
   // The moving mean of the host path (the serial sum of a host copy of mov_values_) into
   // `geometry`, and the deviation bound from it.
   void settle_moving_mean(Geometry& geometry);
+  // A copy of device image data in host memory and its view (a counted download); the view
+  // points into `values`, whose buffer a move keeps.
+  struct HostCopy {
+    std::vector<float> values;
+    rp_image view{};
+  };
+  HostCopy copy_to_host(const float* data, const uint32_t dims[3], const double voxel_to_world[16]);
   void count_upload(std::size_t floats) {
     ++counts_.uploads;
     counts_.upload_bytes += floats * sizeof(float);
