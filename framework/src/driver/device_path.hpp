@@ -1,7 +1,7 @@
 // Whether a registration's pyramid levels go to the cost in device memory (RP_EXT_DEVICE_IMAGE,
 // abi.h 1.3) instead of through host memory: only when the resampler and every cost the
 // levels use offer the extension on one device. Decided per image, since a cost may take one
-// of them from host memory only (cuda.cr's reference), and an image with a weighting image
+// of them from host memory only (its set_reference_device NULL), and an image with a weighting image
 // keeps the host path (the extension hands over unweighted images: the caller checks that).
 // Anything else (CPU components, third-party plugins, a mix, two devices) keeps the host path.
 #pragma once
