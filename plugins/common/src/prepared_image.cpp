@@ -80,10 +80,6 @@ void check_same_grid(const rp_image& weight, const rp_image& image, const std::s
   }
 }
 
-std::size_t voxel_count_of(const regpipe_common::Grid& g) {
-  return std::size_t(g.nx) * std::size_t(g.ny) * std::size_t(g.nz);
-}
-
 [[noreturn]] void fail_negative_weight(const std::string& what, const regpipe_common::Grid& g, std::size_t i,
                                        float value) {
   std::ostringstream s;
@@ -98,7 +94,7 @@ std::size_t voxel_count_of(const regpipe_common::Grid& g) {
 
 std::vector<float> copy_values(const rp_image& image, const regpipe_common::Grid& g,
                                const std::string& what) {
-  const std::size_t n = voxel_count_of(g);
+  const std::size_t n = voxel_count(g);
   std::vector<float> values(image.data, image.data + n);
   for (std::size_t i = 0; i < n; ++i)
     if (!std::isfinite(values[i])) fail_non_finite(what, g, i, values[i]);
@@ -227,7 +223,7 @@ MeasuredImage measure_header(const rp_image& image, const std::string& role) {
   MeasuredImage m;
   m.grid = checked_grid(image, role + " image");
   copy_geometry(image, m.voxel_to_world, m.spacing_mm);
-  m.voxel_count = voxel_count_of(m.grid);
+  m.voxel_count = voxel_count(m.grid);
   m.total_weight = double(m.voxel_count);  // weight 1 each: exact in double below 2^53
   return m;
 }

@@ -77,6 +77,12 @@ __global__ void scan_kernel(const float* data, std::size_t count, unsigned long 
 
 }  // namespace
 
+void require_on_device(const rp_device_image& image, int device, const std::string& role) {
+  if (image.device != device)
+    throw rp::Error(RP_INVALID_ARGUMENT, "the " + role + " device image is on device " + std::to_string(image.device) +
+                                             "; this instance runs on device " + std::to_string(device));
+}
+
 DeviceMeasurement measure_device_image(const rp_device_image& image, const std::string& role, cudaStream_t stream,
                                        MeasureScratch& scratch) {
   // The header's checks first, on an rp_image of the same header (its data is not read).

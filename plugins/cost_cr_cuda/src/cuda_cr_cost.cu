@@ -173,9 +173,7 @@ CudaCrCost::Geometry CudaCrCost::set_fused_reference(const rp_image& image, cons
 // 1-5 build their per-voxel state (and scheme5 its presort) on the host: the level is copied
 // back once and takes the host path.
 void CudaCrCost::set_reference_device(const rp_device_image& image) {
-  if (image.device != device_.index)
-    throw rp::Error(RP_INVALID_ARGUMENT, "the reference device image is on device " + std::to_string(image.device) +
-                                             "; this instance runs on device " + std::to_string(device_.index));
+  regpipe_common_cuda::require_on_device(image, device_.index, "reference");
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
   if (scheme_name_ != "fused") {
     const HostCopy copy = copy_to_host(image.data, image.dims, image.voxel_to_world);
@@ -257,9 +255,7 @@ void CudaCrCost::set_moving(const rp_image& image, const rp_image* weight) {
 // at evaluate. Where the bound straddles a float (a few percent of images), the mean comes
 // from a host copy (settle_moving_mean).
 void CudaCrCost::set_moving_device(const rp_device_image& image) {
-  if (image.device != device_.index)
-    throw rp::Error(RP_INVALID_ARGUMENT, "the moving device image is on device " + std::to_string(image.device) +
-                                             "; this instance runs on device " + std::to_string(device_.index));
+  regpipe_common_cuda::require_on_device(image, device_.index, "moving");
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
   mov_.reset();  // until this call's copy is done
   mov_quads_ready_ = false;
@@ -347,7 +343,7 @@ FixedPointScales CudaCrCost::fixed_point_scales() {
 // never pays for them; null when this call reads the floats, or when the device has no room
 // for them (the floats give the same values).
 const float4* CudaCrCost::trilinear_quads_for(std::size_t k) {
-  const std::size_t voxels = std::size_t(mov_->grid.nx) * std::size_t(mov_->grid.ny) * std::size_t(mov_->grid.nz);
+  const std::size_t voxels = regpipe_common::voxel_count(mov_->grid);
   if (!fused_reads_quads(k, voxels, device_.l2_bytes)) return nullptr;
   if (!mov_quads_ready_) {
     std::size_t free_bytes = 0, total_bytes = 0;

@@ -6,11 +6,12 @@
 // runs the selected scheme, whose finish step computes 1 - eta in double on the GPU with
 // cost_cpu's formula and writes the k costs and overlaps straight to page-locked memory, and
 // synchronises once.
-// RP_EXT_DEVICE_IMAGE (abi.h, 1.3): the moving image from device memory, checked, measured and
-// copied there; its mean (a serial sum whose order fixes its bits) is settled from the device's
-// sum within its error bound, from a host copy only where that bound leaves the result open. The
-// reference stays a host image (set_reference_device is NULL): fused's spans and bin
-// populations are built on the host, from the levels the driver downloads once per batch.
+// RP_EXT_DEVICE_IMAGE (abi.h, 1.3): both images from device memory. The moving image is checked,
+// measured and copied there; its mean (a serial sum whose order fixes its bits) is settled from
+// the device's sum within its error bound, from a host copy only where that bound leaves the
+// result open. fused lays the reference out on the device (spans = rows, bins and hot bin as the
+// host path's); schemes 1-5 copy it back once and take the host path.
+#pragma once
 
 #include "schemes/schemes.hpp"
 
@@ -56,8 +57,9 @@ class CudaCrCost {
   };
 
  private:
-  // Fill the reference's device buffers and layouts (uploads queued on stream_).
+  // fused's checks of a reference (wherever its voxels are) and its bins.
   regpipe_common::IntensityBinning fused_binning(const regpipe_common::MeasuredImage& ref) const;
+  // Fill the reference's device buffers and layouts (uploads queued on stream_).
   Geometry set_fused_reference(const rp_image& image, const rp_image* weight);
   Geometry set_gridded_reference(const rp_image& image, const rp_image* weight);
   void check_device_memory(std::size_t bytes, const char* what) const;

@@ -143,10 +143,7 @@ CudaMiCost::Geometry CudaMiCost::measure(const rp_image& image, const rp_image* 
 
 // The same checks and range of an image in device memory, scanned there.
 CudaMiCost::Geometry CudaMiCost::measure_on_device(const rp_device_image& image, const char* role) {
-  if (image.device != device_.index)
-    throw rp::Error(RP_INVALID_ARGUMENT, std::string("the ") + role + " device image is on device " +
-                                             std::to_string(image.device) + "; this instance runs on device " +
-                                             std::to_string(device_.index));
+  regpipe_common_cuda::require_on_device(image, device_.index, role);
   return geometry_of(regpipe_common_cuda::measure_device_image(image, role, stream_, measure_scratch_).image, role);
 }
 

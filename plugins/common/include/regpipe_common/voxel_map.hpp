@@ -5,6 +5,8 @@
 
 #include <regpipe/abi.h>
 
+#include <cstddef>
+
 #if defined(__CUDACC__)
 #define RP_HD __host__ __device__ __forceinline__
 #else
@@ -29,6 +31,8 @@ bool invert_affine(const double a[16], double out[16]);
 struct Grid {
   int nx, ny, nz;
 };
+
+inline std::size_t voxel_count(const Grid& g) { return std::size_t(g.nx) * std::size_t(g.ny) * std::size_t(g.nz); }
 
 // True when the point lies inside the sampling domain [0, n-1] on every axis (FLIRT's overlap
 // rule: a sample needs all eight trilinear neighbours, or the one neighbour of a flat axis).

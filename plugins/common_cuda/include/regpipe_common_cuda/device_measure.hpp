@@ -29,6 +29,10 @@ struct DeviceMeasurement {
   double sum = 0.0, abs_sum = 0.0;
 };
 
+// Throws RP_INVALID_ARGUMENT naming `role` when `image` lives on another device than `device`
+// (the instance's): its pointer is not this instance's to read.
+void require_on_device(const rp_device_image& image, int device, const std::string& role);
+
 // Throws as measure_image_in_place does (RP_INVALID_ARGUMENT naming `role`). The image's
 // values are the device's (never read on the host); min_all/max_all are the range. Runs on
 // `stream` and synchronises it; `scratch` is reused between calls.

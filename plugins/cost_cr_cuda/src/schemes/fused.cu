@@ -287,8 +287,8 @@ int resident_blocks_of_both_readers(int threads_per_block, std::size_t shared) {
 }
 
 template <bool kPlain, bool kQuads>
-void launch_fused(dim3 grid, const SchemeLaunch& l, const CrArgs& args, std::size_t shared) {
-  fused_kernel<kPlain, kQuads><<<grid, l.threads_per_block, shared, l.stream>>>(args, l.layouts->fused, l.fixed,
+void launch_fused(dim3 grid, const SchemeLaunch& l, std::size_t shared) {
+  fused_kernel<kPlain, kQuads><<<grid, l.threads_per_block, shared, l.stream>>>(l.args, l.layouts->fused, l.fixed,
                                                                                  l.tickets);
   RP_CUDA_CHECK_LAUNCH("fused_kernel");
 }
@@ -350,7 +350,7 @@ void prepare_fused(const ReferenceSpans& spans, int threads_per_block, int bins,
 void prepare_fused_from_device(const float* values, const regpipe_common::Grid& grid,
                                const regpipe_common::IntensityBinning& binning, int threads_per_block,
                                cudaStream_t stream, FusedBuffers& buffers, FusedLayout& layout) {
-  const std::size_t voxels = std::size_t(grid.nx) * std::size_t(grid.ny) * std::size_t(grid.nz);
+  const std::size_t voxels = regpipe_common::voxel_count(grid);
   const uint32_t rows = uint32_t(std::size_t(grid.ny) * std::size_t(grid.nz));
   buffers.spans.ensure(rows);
   row_spans_kernel<<<std::min<unsigned>((rows + 255) / 256, 4096), 256, 0, stream>>>(grid.nx, rows,
@@ -372,7 +372,7 @@ void prepare_fused_from_device(const float* values, const regpipe_common::Grid& 
 }
 
 void make_trilinear_quads(const float* values, const regpipe_common::Grid& grid, float4* quads, cudaStream_t stream) {
-  const std::size_t count = std::size_t(grid.nx) * std::size_t(grid.ny) * std::size_t(grid.nz);
+  const std::size_t count = regpipe_common::voxel_count(grid);
   const unsigned blocks = unsigned(std::min<std::size_t>((count + 255) / 256, 4096));
   trilinear_quads_kernel<<<blocks, 256, 0, stream>>>(values, grid, quads);
   RP_CUDA_CHECK_LAUNCH("trilinear_quads_kernel");
@@ -395,10 +395,10 @@ void run_fused(const SchemeLaunch& l) {
   if (l.k > std::size_t(INT_MAX))  // grid.x
     throw rp::Error(RP_INVALID_ARGUMENT, "fused evaluates at most " + std::to_string(INT_MAX) + " transforms a call");
   const dim3 grid(unsigned(l.k), blocks);
-  if (plain && quads) launch_fused<true, true>(grid, l, l.args, shared);
-  else if (plain) launch_fused<true, false>(grid, l, l.args, shared);
-  else if (quads) launch_fused<false, true>(grid, l, l.args, shared);
-  else launch_fused<false, false>(grid, l, l.args, shared);
+  if (plain && quads) launch_fused<true, true>(grid, l, shared);
+  else if (plain) launch_fused<true, false>(grid, l, shared);
+  else if (quads) launch_fused<false, true>(grid, l, shared);
+  else launch_fused<false, false>(grid, l, shared);
 }
 
 }  // namespace regpipe::cost_cr_cuda
