@@ -152,9 +152,10 @@ void pyramid_breakdown(const Pipeline& p, const RegistrationImages& images, int 
     if (!t.count(name)) order.push_back(name);
     t[name].push_back(ms);
   };
+  const auto moving_mm = [&](double mm) { return moving_level_mm(mm, p.registration.decouple_grids); };
   const auto moving_levels = [&](ResamplerInstance& r) {
     const uint64_t id = new_input_id();
-    for (double mm : levels) make_level(images.moving, mm, r, id);
+    for (double mm : levels) make_level(images.moving, moving_mm(mm), r, id);
   };
   for (int rep = 0; rep <= repeats; ++rep) {
     std::vector<std::pair<std::string, double>> row;
@@ -169,13 +170,14 @@ void pyramid_breakdown(const Pipeline& p, const RegistrationImages& images, int 
     if (r.device_images() != nullptr)
       put("moving levels in device memory (RP_EXT_DEVICE_IMAGE), reused components", time_ms([&] {
             const uint64_t id = new_input_id();
-            for (double mm : levels) make_device_level(images.moving, mm, r, id);
+            for (double mm : levels) make_device_level(images.moving, moving_mm(mm), r, id);
           }));
     for (int which = 0; which < 2; ++which) {
       const Image& image = which == 0 ? images.reference : images.moving;
       const std::string name = which == 0 ? "reference" : "moving";
       const uint64_t id = new_input_id();
-      for (double mm : levels) {
+      for (double level_mm : levels) {
+        const double mm = which == 0 ? level_mm : moving_mm(level_mm);
         char prefix[96];
         std::snprintf(prefix, sizeof prefix, "%s %g mm: ", name.c_str(), mm);
         Image level;

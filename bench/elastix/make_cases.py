@@ -25,6 +25,13 @@ KNOWN_CASES = [
     # known_transform_test.cpp, (a) and (b): 10 degrees, 10.3 mm.
     ("t1_rot10", "same", (1, 1, 0.5), 10.0, (6.0, -7.0, 4.5)),
     ("synth_rot10", "synthetic", (1, 1, 0.5), 10.0, (6.0, -7.0, 4.5)),
+    # More small changes about other axes, for the spread of both tools' errors (elastix.md).
+    ("t1_rot5", "same", (0.3, 1, -0.4), 5.0, (-3.0, 4.0, 2.0)),
+    ("synth_rot5", "synthetic", (0.3, 1, -0.4), 5.0, (-3.0, 4.0, 2.0)),
+    ("t1_rot15", "same", (-1, 0.5, 1), 15.0, (4.0, 2.0, -6.0)),
+    ("synth_rot15", "synthetic", (-1, 0.5, 1), 15.0, (4.0, 2.0, -6.0)),
+    ("t1_rot20", "same", (0.2, -0.6, 1), 20.0, (-8.0, -5.0, 3.0)),
+    ("synth_rot20", "synthetic", (0.2, -0.6, 1), 20.0, (-8.0, -5.0, 3.0)),
     # flirt_known_rotation_test.cpp, Rotation45: 45 degrees, 30 mm.
     ("t1_rot45", "same", (1, 1, 0.5), 45.0, (20.0, -20.0, 10.0)),
     ("synth_rot45", "synthetic", (1, 1, 0.5), 45.0, (20.0, -20.0, 10.0)),

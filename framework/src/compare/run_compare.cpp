@@ -57,10 +57,11 @@ LevelPair make_levels(const CompareConfig& c, const RegistrationImages& images,
   auto resampler = create_component<ResamplerInstance>(c.pipeline.registration.resampler,
                                                        RP_KIND_RESAMPLER, "resampler", plugins, services);
   LevelPair l;
+  const double moving_mm = moving_level_mm(c.level_mm, c.pipeline.registration.decouple_grids);
   l.reference = make_level(images.reference, c.level_mm, *resampler.instance);
-  l.moving = make_level(images.moving, c.level_mm, *resampler.instance);
+  l.moving = make_level(images.moving, moving_mm, *resampler.instance);
   if (images.reference_weight) l.reference_weight = make_level(*images.reference_weight, c.level_mm, *resampler.instance);
-  if (images.moving_weight) l.moving_weight = make_level(*images.moving_weight, c.level_mm, *resampler.instance);
+  if (images.moving_weight) l.moving_weight = make_level(*images.moving_weight, moving_mm, *resampler.instance);
   return l;
 }
 

@@ -67,6 +67,11 @@ Image level_grid(const Image& image, double level_mm) {
   return grid;
 }
 
+double moving_level_mm(double level_mm, bool decouple_grids) {
+  constexpr double kGridStretch = 1.0 + 1.0 / 16.0;
+  return decouple_grids ? level_mm * kGridStretch : level_mm;
+}
+
 std::array<double, 3> pyramid_sigma_mm(const Image& image, double level_mm) {
   constexpr double kFwhmPerSigma = 2.3548200450309493;  // 2 sqrt(2 ln 2)
   const Eigen::Vector3d spacing = image.spacing();

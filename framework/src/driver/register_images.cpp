@@ -261,21 +261,21 @@ RegistrationResult register_prepared(const Pipeline& pipeline, const Registratio
   const uint64_t mov_id = new_input_id(), mov_weight_id = new_input_id();
   const bool moving_on_device = choose_device_path(components).moving && !images.moving_weight;
   for (size_t i = 0; i < reg.levels_mm.size(); ++i) {
-    const double mm = reg.levels_mm[i];
+    const double moving_mm = moving_level_mm(reg.levels_mm[i], reg.decouple_grids);
     LevelImages l;
-    l.level_mm = mm;
+    l.level_mm = reg.levels_mm[i];
     l.reference = reference.levels.at(i);
     if (!reference.device_levels.empty()) l.reference_device = reference.device_levels.at(i);
     if (moving_on_device) {
-      Level level = make_device_level(images.moving, mm, resampler, mov_id);
+      Level level = make_device_level(images.moving, moving_mm, resampler, mov_id);
       l.moving = std::move(level.image);
       l.moving_device = std::move(level.device);
     } else {
-      l.moving = make_level(images.moving, mm, resampler, mov_id);
+      l.moving = make_level(images.moving, moving_mm, resampler, mov_id);
     }
     if (!reference.weight_levels.empty()) l.reference_weight = reference.weight_levels.at(i);
     if (images.moving_weight)
-      l.moving_weight = make_level(*images.moving_weight, mm, resampler, mov_weight_id);
+      l.moving_weight = make_level(*images.moving_weight, moving_mm, resampler, mov_weight_id);
     levels.push_back(std::move(l));
   }
   result.seconds_pyramid = seconds_since(pyramid_start);

@@ -42,6 +42,7 @@ nlohmann::json make_report(const Pipeline& pipeline, const RegistrationImages& i
                             {"levels_mm", pipeline.registration.levels_mm},
                             {"initialisation", pipeline.registration.initialisation},
                             {"bins_per_level", pipeline.registration.bins_per_level},
+                            {"decouple_grids", pipeline.registration.decouple_grids},
                             {"min_overlap", pipeline.registration.min_overlap}};
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& s : result.stages) {

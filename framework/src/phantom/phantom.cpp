@@ -30,7 +30,8 @@ enum Tissue : int {
 // away from the true alignment, measured as up to 1 degree and 0.5 mm on a 3 mm grid.
 // Resampling to another grid blurs the function again: the 12-DOF demo registration
 // (cpu.cr, optim.powell) ends within 0.05 mm when its last level is the phantom's voxel
-// size and 0.5 to 0.9 mm off when it is finer or coarser (painted edges: worse in every case).
+// size and 0.5 to 0.9 mm off when it is finer or coarser (painted edges: worse in every case),
+// 0.23-0.27 mm off with registration.decouple_grids (the moving levels on a 1/16 coarser grid).
 struct Knot {
   float t1, t2;
 };

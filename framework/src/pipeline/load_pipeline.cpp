@@ -222,6 +222,9 @@ void read_registration(YamlContext& ctx, const YAML::Node& root, const PluginHos
   with_child(node, "bins_per_level", [&](const YAML::Node& n) {
     ctx.read_bool("registration.bins_per_level", n, &r.bins_per_level);
   });
+  with_child(node, "decouple_grids", [&](const YAML::Node& n) {
+    ctx.read_bool("registration.decouple_grids", n, &r.decouple_grids);
+  });
   with_child(node, "min_overlap", [&](const YAML::Node& n) {
     double fraction = 0.0;
     if (!ctx.read_double("registration.min_overlap", n, &fraction)) return;

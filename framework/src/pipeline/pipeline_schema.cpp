@@ -32,6 +32,12 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
        "FLIRT's histogram bins per level: the cost's `bins` at 1 mm, bins / level mm at coarser "
        "levels (at least 16), so that a coarse level's few samples cannot fill a fine histogram "
        "(a near-empty overlap then scores the best cost). Needs a cost with a `bins` parameter."},
+      {"registration.decouple_grids", "bool", "false",
+       "Make the moving image's levels with voxels 1/16 larger than the reference's, so that the "
+       "two level grids never coincide near the identity. Where they coincide (two images on one "
+       "grid, a header-only change), trilinear interpolation stops blurring the moving image at "
+       "that one transform and the cost has a cusp there (Pluim et al. 2000). `false`: both on "
+       "the same level grid, as FLIRT."},
       {"registration.min_overlap", "number in [0, 1)", "0.25",
        "Least part of the smaller image (its weighted volume) that a transform must keep inside "
        "the other for its cost to count; below it the transform scores like one with no overlap "

@@ -52,6 +52,8 @@ struct PipelineRegistration {
   std::vector<double> levels_mm{8, 4, 2, 1};
   std::string initialisation = "centre_of_mass";  // or "identity"
   bool bins_per_level = false;  // the cost's bins at 1 mm, bins / level mm coarser (FLIRT)
+  // The moving image's levels 1/16 coarser than the reference's (moving_level_mm, pyramid.hpp).
+  bool decouple_grids = false;
   // A transform keeping less than this fraction of the smaller image in the overlap is scored
   // as keeping none (the measure's no-overlap cost); 0 turns the rule off.
   double min_overlap = 0.25;
