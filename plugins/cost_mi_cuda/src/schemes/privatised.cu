@@ -55,29 +55,63 @@ struct GridDiv {
   FastDiv plane, row;  // by nx * ny and by nx
 };
 
-// The joint bin of reference voxel `index` under the map m (in registers), or -1 when it
-// maps outside the moving image or `valid` is false: joint_bin's arithmetic (mi_args.hpp),
-// with the map passed by value so that the shared-memory atomics do not make the compiler
-// reload it, and every load unconditional (a point outside is moved to the first voxel and
-// its bin dropped) so that the compiler can put the gathers of a thread's kUnroll samples in
-// flight together. For a point inside, the same operations on the same values: the same bin.
-__device__ __forceinline__ int joint_bin_of(const MiArgs& a, const GridDiv& d, const volatile double* m,
-                                            uint32_t index, bool valid) {
+// The position of reference voxel `index` under the map m in moving voxel coordinates, and
+// whether it lies inside the moving image and `valid` is true (cost_cpu's traversal.hpp, the
+// same operations). A point outside is moved to the first voxel, so that every load stays
+// unconditional and the compiler can put the gathers of several samples in flight together.
+__device__ __forceinline__ bool moving_position(const MiArgs& a, const GridDiv& d, const volatile double* m,
+                                                uint32_t index, bool valid, float& px, float& py, float& pz) {
   const uint32_t plane = uint32_t(a.ref_grid.nx) * uint32_t(a.ref_grid.ny);
   const int z = int(d.plane.div(index));
   const uint32_t rest = index - uint32_t(z) * plane;
   const int y = int(d.row.div(rest));
   const int x = int(rest - uint32_t(y) * uint32_t(a.ref_grid.nx));
-  float px = float(m[0] * x + m[1] * y + m[2] * z + m[3]);
-  float py = float(m[4] * x + m[5] * y + m[6] * z + m[7]);
-  float pz = float(m[8] * x + m[9] * y + m[10] * z + m[11]);
+  px = float(m[0] * x + m[1] * y + m[2] * z + m[3]);
+  py = float(m[4] * x + m[5] * y + m[6] * z + m[7]);
+  pz = float(m[8] * x + m[9] * y + m[10] * z + m[11]);
   const bool inside = valid && regpipe_common::inside(a.mov_grid, px, py, pz);
   if (!inside) px = py = pz = 0.f;
+  return inside;
+}
+
+// The joint bin of reference voxel `index` under the map m, or -1 when it maps outside the
+// moving image or `valid` is false: joint_bin's arithmetic (mi_args.hpp), with the map read
+// through a volatile pointer so that the shared-memory atomics do not make the compiler keep
+// it in registers. For a point inside, the same operations on the same values: the same bin.
+__device__ __forceinline__ int joint_bin_of(const MiArgs& a, const GridDiv& d, const volatile double* m,
+                                            uint32_t index, bool valid) {
+  float px, py, pz;
+  const bool inside = moving_position(a, d, m, index, valid, px, py, pz);
   const float v = a.nearest ? regpipe_common::nearest(a.mov, a.mov_grid, px, py, pz)
                             : trilinear_32(a.mov, a.mov_grid, px, py, pz);
   const int mov_bin = regpipe_common::bin_of(v, a.mov_lo, a.mov_inv_width, a.bins);
   const int joint = int(__ldg(a.ref_bins + index)) * a.bins + mov_bin;
   return inside ? joint : -1;
+}
+
+// The persistent traversal of both kernels. Sample s of [0, total) is voxel s % voxels of
+// transform s / voxels; block b counts [b segment, (b + 1) segment), and the next share a grid
+// further on, in pieces of one transform each: the transform's map goes to shared memory
+// (`map`), count(t, begin, end) counts voxels [begin, end) of transform t into the block's
+// histogram, and flush(t) adds that histogram to transform t's global one and zeroes it.
+template <class Count, class Flush>
+__device__ __forceinline__ void for_each_piece(double* map, const double* maps, uint32_t voxels, uint64_t total,
+                                               uint64_t segment, const Count& count, const Flush& flush) {
+  for (uint64_t first = uint64_t(blockIdx.x) * segment; first < total; first += uint64_t(gridDim.x) * segment) {
+    const uint64_t last = min(first + segment, total);
+    for (uint64_t s = first; s < last;) {
+      const uint64_t t = s / voxels;
+      const uint32_t begin = uint32_t(s - t * voxels);
+      const uint32_t end = uint32_t(min(uint64_t(voxels), uint64_t(begin) + (last - s)));
+      if (threadIdx.x < 12) map[threadIdx.x] = __ldg(maps + 12 * t + threadIdx.x);
+      __syncthreads();
+      count(t, begin, end);
+      __syncthreads();
+      flush(t);
+      __syncthreads();
+      s += end - begin;
+    }
+  }
 }
 
 // Adds count (1..32) to entry `bin` of a histogram of 16-bit counters packed two a word
@@ -138,9 +172,9 @@ __device__ __forceinline__ void flush(uint4* hist, int vectors, unsigned* joint)
 
 // Narrow: two 16-bit counters a 32-bit word (entry e in word e / 2, half e % 2), through
 // add_narrow; wide: one 32-bit counter an entry, which cannot overflow (a block flushes at
-// least once a transform, and a transform has < 2^31 samples). ptxas (sm_90, CUDA 13.0, kUnroll 2): 63 registers under __maxnreg__(64), 40 under 40, no
-// spills either way; 96 bytes of static shared memory (the map). Sample s of [0, total) is
-// voxel s % voxels of transform s / voxels; block b counts [b segment, (b + 1) segment).
+// least once a transform, and a transform has < 2^31 samples). ptxas (sm_90, CUDA 13.0,
+// kUnroll 2): 62 (wide) and 63 (narrow) registers under __maxnreg__(64), 40 under 40, no
+// spills either way; 96 bytes of static shared memory (the map). The traversal: for_each_piece.
 template <bool Narrow, int kUnroll, int kRegisters>
 __global__ void __maxnreg__(kRegisters) privatised_kernel(MiArgs a, GridDiv d, uint32_t voxels, uint64_t total,
                                                            uint64_t segment, int vectors) {
@@ -156,41 +190,30 @@ __global__ void __maxnreg__(kRegisters) privatised_kernel(MiArgs a, GridDiv d, u
   const int entries = a.bins * a.bins;
   const unsigned lane = threadIdx.x & 31u;
   const uint32_t step = uint32_t(kUnroll) * blockDim.x;
-  for (uint64_t first = uint64_t(blockIdx.x) * segment; first < total; first += uint64_t(gridDim.x) * segment) {
-    const uint64_t last = min(first + segment, total);
-    // The share in pieces of one transform each.
-    for (uint64_t s = first; s < last;) {
-      const uint64_t t = s / voxels;
-      const uint32_t begin = uint32_t(s - t * voxels);
-      const uint32_t end = uint32_t(min(uint64_t(voxels), uint64_t(begin) + (last - s)));
-      unsigned* joint = a.joint + t * uint64_t(entries);
-      if (threadIdx.x < 12) map[threadIdx.x] = __ldg(a.maps + 12 * t + threadIdx.x);
-      __syncthreads();
-      // Every lane runs the same iterations (block-uniform bounds) so the warp votes together.
-      for (uint32_t base = begin; base < end; base += step) {
-        int bin[kUnroll];
+  const auto count_piece = [&](uint64_t t, uint32_t begin, uint32_t end) {
+    unsigned* joint = a.joint + t * uint64_t(entries);
+    // Every lane runs the same iterations (block-uniform bounds) so the warp votes together.
+    for (uint32_t base = begin; base < end; base += step) {
+      int bin[kUnroll];
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          const uint32_t i = base + uint32_t(u) * blockDim.x + threadIdx.x;
-          bin[u] = joint_bin_of(a, d, m, i < end ? i : begin, i < end);
-        }
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          const unsigned peers = __match_any_sync(0xffffffffu, bin[u]);
-          if (bin[u] < 0 || lane != unsigned(__ffs(peers) - 1)) continue;
-          const unsigned count = unsigned(__popc(peers));
-          if (Narrow)
-            add_narrow(hist, joint, bin[u], count);
-          else
-            atomicAdd(hist + bin[u], count);
-        }
+      for (int u = 0; u < kUnroll; ++u) {
+        const uint32_t i = base + uint32_t(u) * blockDim.x + threadIdx.x;
+        bin[u] = joint_bin_of(a, d, m, i < end ? i : begin, i < end);
       }
-      __syncthreads();
-      flush<Narrow>(hist4, vectors, joint);
-      __syncthreads();
-      s += end - begin;
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const unsigned peers = __match_any_sync(0xffffffffu, bin[u]);
+        if (bin[u] < 0 || lane != unsigned(__ffs(peers) - 1)) continue;
+        const unsigned count = unsigned(__popc(peers));
+        if (Narrow)
+          add_narrow(hist, joint, bin[u], count);
+        else
+          atomicAdd(hist + bin[u], count);
+      }
     }
-  }
+  };
+  for_each_piece(map, a.maps, voxels, total, segment, count_piece,
+                 [&](uint64_t t) { flush<Narrow>(hist4, vectors, a.joint + t * uint64_t(entries)); });
 }
 
 // partial_volume (Maes et al. 1997; Shams et al. 2010 section 3.4), ours in its layout: the
@@ -222,8 +245,8 @@ __device__ __forceinline__ void flush_pv(uint4* hist, int vectors, unsigned long
   }
 }
 
-// One sample a thread and step: its 8 gathers are in flight together already. The traversal
-// (persistent grid, contiguous shares, flush on leaving a transform) is privatised_kernel's.
+// One sample a thread and step: its 8 gathers are in flight together already; the traversal is
+// for_each_piece, as privatised_kernel's.
 // ptxas (sm_90, CUDA 13.0): 58 registers under __maxnreg__(64), 40 under 40, no spills; 96
 // bytes of static shared memory (the map).
 template <int kRegisters>
@@ -239,71 +262,52 @@ __global__ void __maxnreg__(kRegisters) privatised_pv_kernel(MiArgs a, GridDiv d
   const int entries = a.bins * a.bins;
   const unsigned lane = threadIdx.x & 31u;
   const regpipe_common::Grid& g = a.mov_grid;
-  for (uint64_t first = uint64_t(blockIdx.x) * segment; first < total; first += uint64_t(gridDim.x) * segment) {
-    const uint64_t last = min(first + segment, total);
-    for (uint64_t s = first; s < last;) {
-      const uint64_t t = s / voxels;
-      const uint32_t begin = uint32_t(s - t * voxels);
-      const uint32_t end = uint32_t(min(uint64_t(voxels), uint64_t(begin) + (last - s)));
-      unsigned long long* joint = a.joint_pv + t * uint64_t(entries);
-      if (threadIdx.x < 12) map[threadIdx.x] = __ldg(a.maps + 12 * t + threadIdx.x);
-      __syncthreads();
-      for (uint32_t base = begin; base < end; base += blockDim.x) {
-        const uint32_t i = base + threadIdx.x;
-        const uint32_t index = i < end ? i : begin;
-        // joint_bin_of's position, in the same operations (cost_cpu's traversal.hpp).
-        const uint32_t plane = uint32_t(a.ref_grid.nx) * uint32_t(a.ref_grid.ny);
-        const int z = int(d.plane.div(index));
-        const uint32_t rest = index - uint32_t(z) * plane;
-        const int y = int(d.row.div(rest));
-        const int x = int(rest - uint32_t(y) * uint32_t(a.ref_grid.nx));
-        float px = float(m[0] * x + m[1] * y + m[2] * z + m[3]);
-        float py = float(m[4] * x + m[5] * y + m[6] * z + m[7]);
-        float pz = float(m[8] * x + m[9] * y + m[10] * z + m[11]);
-        const bool inside = i < end && regpipe_common::inside(g, px, py, pz);
-        if (!inside) px = py = pz = 0.f;
-        // cpu.mi's add_partial_volume: the neighbours and fractions of regpipe_common::trilinear
-        // (upper neighbours clamped), each neighbour's bin that of its own value.
-        const int x0 = int(px), y0 = int(py), z0 = int(pz);
-        const int sy = g.nx, sz = g.nx * g.ny;
-        const int dx = x0 + 1 < g.nx ? 1 : 0;
-        const int dy = y0 + 1 < g.ny ? sy : 0;
-        const int dz = z0 + 1 < g.nz ? sz : 0;
-        const int o = x0 + sy * y0 + sz * z0;
-        const int offsets[8] = {o, o + dx, o + dy, o + dy + dx, o + dz, o + dz + dx, o + dz + dy, o + dz + dy + dx};
-        int mov_bin[8];
+  const auto count_piece = [&](uint64_t t, uint32_t begin, uint32_t end) {
+    unsigned long long* joint = a.joint_pv + t * uint64_t(entries);
+    for (uint32_t base = begin; base < end; base += blockDim.x) {
+      const uint32_t i = base + threadIdx.x;
+      const uint32_t index = i < end ? i : begin;
+      float px, py, pz;
+      const bool inside = moving_position(a, d, m, index, i < end, px, py, pz);
+      // cpu.mi's add_partial_volume: the neighbours and fractions of regpipe_common::trilinear
+      // (upper neighbours clamped), each neighbour's bin that of its own value.
+      const int x0 = int(px), y0 = int(py), z0 = int(pz);
+      const int sy = g.nx, sz = g.nx * g.ny;
+      const int dx = x0 + 1 < g.nx ? 1 : 0;
+      const int dy = y0 + 1 < g.ny ? sy : 0;
+      const int dz = z0 + 1 < g.nz ? sz : 0;
+      const int o = x0 + sy * y0 + sz * z0;
+      const int offsets[8] = {o, o + dx, o + dy, o + dy + dx, o + dz, o + dz + dx, o + dz + dy, o + dz + dy + dx};
+      int mov_bin[8];
 #pragma unroll
-        for (int j = 0; j < 8; ++j)
-          mov_bin[j] = regpipe_common::bin_of(__ldg(a.mov + offsets[j]), a.mov_lo, a.mov_inv_width, a.bins);
-        bool uniform = true;
+      for (int j = 0; j < 8; ++j)
+        mov_bin[j] = regpipe_common::bin_of(__ldg(a.mov + offsets[j]), a.mov_lo, a.mov_inv_width, a.bins);
+      bool uniform = true;
 #pragma unroll
-        for (int j = 1; j < 8; ++j) uniform = uniform && mov_bin[j] == mov_bin[0];
-        const int row = int(__ldg(a.ref_bins + index)) * a.bins;
-        // >= 0: a whole sample in that joint bin; -2: split over several; -1: no sample.
-        const int key = !inside ? -1 : uniform ? row + mov_bin[0] : -2;
-        const unsigned peers = __match_any_sync(0xffffffffu, key);
-        if (key >= 0) {
-          if (lane == unsigned(__ffs(peers) - 1))
-            add_wide(hist, joint, key, unsigned(__popc(peers)) << regpipe_common::kPartialVolumeFractionBits);
-        } else if (key == -2) {
-          uint32_t w[8];
-          regpipe_common::partial_volume_weights(px - float(x0), py - float(y0), pz - float(z0), w);
-          unsigned part = 0;
+      for (int j = 1; j < 8; ++j) uniform = uniform && mov_bin[j] == mov_bin[0];
+      const int row = int(__ldg(a.ref_bins + index)) * a.bins;
+      // >= 0: a whole sample in that joint bin; -2: split over several; -1: no sample.
+      const int key = !inside ? -1 : uniform ? row + mov_bin[0] : -2;
+      const unsigned peers = __match_any_sync(0xffffffffu, key);
+      if (key >= 0) {
+        if (lane == unsigned(__ffs(peers) - 1))
+          add_wide(hist, joint, key, unsigned(__popc(peers)) << regpipe_common::kPartialVolumeFractionBits);
+      } else if (key == -2) {
+        uint32_t w[8];
+        regpipe_common::partial_volume_weights(px - float(x0), py - float(y0), pz - float(z0), w);
+        unsigned part = 0;
 #pragma unroll
-          for (int j = 0; j < 8; ++j) {
-            part += w[j];
-            if (j < 7 && mov_bin[j + 1] == mov_bin[j]) continue;
-            if (part != 0u) add_wide(hist, joint, row + mov_bin[j], part);
-            part = 0;
-          }
+        for (int j = 0; j < 8; ++j) {
+          part += w[j];
+          if (j < 7 && mov_bin[j + 1] == mov_bin[j]) continue;
+          if (part != 0u) add_wide(hist, joint, row + mov_bin[j], part);
+          part = 0;
         }
       }
-      __syncthreads();
-      flush_pv(hist4, vectors, joint);
-      __syncthreads();
-      s += end - begin;
     }
-  }
+  };
+  for_each_piece(map, a.maps, voxels, total, segment, count_piece,
+                 [&](uint64_t t) { flush_pv(hist4, vectors, a.joint_pv + t * uint64_t(entries)); });
 }
 
 bool narrow(int bins, std::size_t shared_per_block) {
