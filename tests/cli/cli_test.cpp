@@ -40,6 +40,20 @@ class CliTest : public ::testing::Test {
     return out;
   }
   fs::path pipeline() const { return dir_ / "demo" / "pipeline.yaml"; }
+  // A registration option that must reach the driver: the phantom registered with `sets` and
+  // cpu.cr, its transform recovered within half a millimetre (the voxels are 4 mm), and the
+  // report's registration.<key> true.
+  void expect_reported_and_recovered(const std::string& sets, const char* key) {
+    int status = -1;
+    const std::string out =
+        run("run " + quoted(pipeline()) + " --quiet --set registration.cost.plugin=cpu.cr " + sets, &status);
+    ASSERT_EQ(status, 0) << out;
+    nlohmann::json report = nlohmann::json::parse(std::ifstream(dir_ / "demo" / "result" / "report.json"));
+    EXPECT_TRUE(report["registration"][key].get<bool>()) << key;
+    const double error_mm = report["evaluation"]["mean_displacement_mm"];
+    std::printf("phantom, %s: mean displacement error %.4f mm\n", key, error_mm);
+    EXPECT_LT(error_mm, 0.5) << key;
+  }
   regpipe::test::TempDir dir_;
 };
 
@@ -77,34 +91,17 @@ TEST_F(CliTest, BuiltInExampleRecoversTheKnownTransform) {
   EXPECT_TRUE(registered.voxel_to_world.isApprox(reference.voxel_to_world, 1e-6));
 }
 
-// FLIRT's bins per level (256 at 1 mm: 32 at 8 mm, 64 at 4 mm) still recover the phantom's
-// transform, and the report says the rule was on.
+// FLIRT's bins per level (256 at 1 mm: 32 at 8 mm, 64 at 4 mm).
 TEST_F(CliTest, BinsPerLevelRecoversTheKnownTransform) {
-  int status = -1;
-  const std::string out =
-      run("run " + quoted(pipeline()) + " --quiet --set registration.cost.plugin=cpu.cr "
-          "--set registration.cost.params.bins=256 --set registration.bins_per_level=true", &status);
-  ASSERT_EQ(status, 0) << out;
-  nlohmann::json report = nlohmann::json::parse(std::ifstream(dir_ / "demo" / "result" / "report.json"));
-  EXPECT_TRUE(report["registration"]["bins_per_level"].get<bool>());
-  const double error_mm = report["evaluation"]["mean_displacement_mm"];
-  std::printf("phantom, bins per level: mean displacement error %.4f mm\n", error_mm);
-  EXPECT_LT(error_mm, 0.5);
+  expect_reported_and_recovered("--set registration.cost.params.bins=256 --set registration.bins_per_level=true",
+                                "bins_per_level");
 }
 
-// registration.decouple_grids reaches the driver and the report. On the phantom, whose second
-// contrast is an exact voxel-wise function of the first, it costs accuracy (docs/flirt-search.md:
-// the aligned grids' false minimum at the truth is gone) but stays well inside a voxel.
+// Decoupled level grids. On the phantom, whose second contrast is an exact voxel-wise function
+// of the first, they cost accuracy (docs/flirt-search.md: the aligned grids' false minimum at
+// the truth is gone) but stay well inside a voxel.
 TEST_F(CliTest, DecoupledGridsAreReportedAndStillRecoverTheKnownTransform) {
-  int status = -1;
-  const std::string out = run("run " + quoted(pipeline()) + " --quiet --set registration.cost.plugin=cpu.cr "
-                              "--set registration.decouple_grids=true", &status);
-  ASSERT_EQ(status, 0) << out;
-  nlohmann::json report = nlohmann::json::parse(std::ifstream(dir_ / "demo" / "result" / "report.json"));
-  EXPECT_TRUE(report["registration"]["decouple_grids"].get<bool>());
-  const double error_mm = report["evaluation"]["mean_displacement_mm"];
-  std::printf("phantom, decoupled grids: mean displacement error %.4f mm\n", error_mm);
-  EXPECT_LT(error_mm, 0.5);
+  expect_reported_and_recovered("--set registration.decouple_grids=true", "decouple_grids");
 }
 
 TEST_F(CliTest, ValidateChecksWithoutRunning) {

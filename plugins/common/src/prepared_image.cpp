@@ -6,6 +6,7 @@
 
 #include <regpipe/plugin.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <future>
@@ -217,6 +218,15 @@ IntensityBinning make_binning(float lo, float hi, int bins, const std::string& r
     fail(s.str());
   }
   return {lo, hi, inv_width, bins};
+}
+
+rp_image image_view(const uint32_t dims[3], const double voxel_to_world[16], const float* data) {
+  rp_image view{};
+  view.size = sizeof(view);
+  std::copy(dims, dims + 3, view.dims);
+  std::copy(voxel_to_world, voxel_to_world + 16, view.voxel_to_world);
+  view.data = data;
+  return view;
 }
 
 MeasuredImage measure_header(const rp_image& image, const std::string& role) {

@@ -86,14 +86,9 @@ void require_on_device(const rp_device_image& image, int device, const std::stri
 DeviceMeasurement measure_device_image(const rp_device_image& image, const std::string& role, cudaStream_t stream,
                                        MeasureScratch& scratch) {
   // The header's checks first, on an rp_image of the same header (its data is not read).
-  rp_image header{};
-  header.size = sizeof(header);
-  std::copy(image.dims, image.dims + 3, header.dims);
-  std::copy(image.voxel_to_world, image.voxel_to_world + 16, header.voxel_to_world);
-  header.data = image.data;
   DeviceMeasurement out;
   regpipe_common::MeasuredImage& m = out.image;
-  m = regpipe_common::measure_header(header, role);
+  m = regpipe_common::measure_header(regpipe_common::image_view(image.dims, image.voxel_to_world, image.data), role);
   int sms = 1, device = 0;
   RP_CUDA_CHECK(cudaGetDevice(&device));
   RP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));

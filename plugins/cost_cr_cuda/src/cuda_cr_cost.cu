@@ -293,10 +293,7 @@ CudaCrCost::HostCopy CudaCrCost::copy_to_host(const float* data, const uint32_t 
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
   ++counts_.downloads;
   counts_.download_bytes += count * sizeof(float);
-  copy.view.size = sizeof(copy.view);
-  std::copy(dims, dims + 3, copy.view.dims);
-  std::copy(voxel_to_world, voxel_to_world + 16, copy.view.voxel_to_world);
-  copy.view.data = copy.values.data();
+  copy.view = regpipe_common::image_view(dims, voxel_to_world, copy.values.data());
   return copy;
 }
 

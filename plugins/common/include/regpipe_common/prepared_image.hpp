@@ -78,6 +78,10 @@ struct MeasuredImage {
 
 MeasuredImage measure_image_in_place(const rp_image& image, const rp_image* weight, const std::string& role);
 
+// An rp_image of this header over `data` (borrowed, not copied): how a plugin hands an image it
+// holds elsewhere (a device image's header, a host copy of its voxels) to the functions here.
+rp_image image_view(const uint32_t dims[3], const double voxel_to_world[16], const float* data);
+
 // measure_image_in_place's checks and geometry of an unweighted image's header only (its
 // data pointer must be non-NULL but is not read: values stays NULL), for an image measured
 // elsewhere (on the device): total_weight is the voxel count, the range is left to the caller.
