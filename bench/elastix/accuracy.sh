@@ -8,7 +8,8 @@
 #
 # DATA_DIR, WORK_DIR, REGPIPE as in run.sh. SEEDS: elastix's RandomSeed values (default
 # "121212 1 2 3 4 5 6 7"; 121212 is elastix's own default). CASE: default the cases with a
-# truth at 5-20 degrees and the phantom (`regpipe phantom`, levels 8/4/3 mm). Markdown on
+# truth at 5-20 degrees (header changes, and the two whose head was moved instead) and the
+# phantom (`regpipe phantom`, levels 8/4/3 mm). Markdown on
 # stdout: elastix's median error and its range over the seeds, then regpipe's error with
 # `registration.decouple_grids` false and true, each with the default final tolerance (0.02
 # voxel) and with `final_tolerance_voxels: 0.005`.
@@ -24,7 +25,8 @@ command -v elastix >/dev/null || { echo "accuracy.sh: elastix not found (apt-get
 python3 "$here/make_cases.py" "$data" "$work/cases" >&2
 "$regpipe" phantom "$work/cases/phantom" >/dev/null
 cases=("$@")
-[[ ${#cases[@]} -gt 0 ]] || cases=(t1_rot5 synth_rot5 t1_rot10 synth_rot10 t1_rot15 synth_rot15 t1_rot20 synth_rot20 phantom)
+[[ ${#cases[@]} -gt 0 ]] || cases=(t1_rot5 synth_rot5 t1_rot10 synth_rot10 t1_rot15 synth_rot15 t1_rot20 synth_rot20
+                                    t1_resampled_rot10 synth_resampled_rot10 phantom)
 
 error_of() { python3 "$here/error_mm.py" "$1/reference.nii.gz" "$2" "$1/truth_world.txt"; }
 

@@ -7,18 +7,24 @@ Each case is a folder with reference.nii.gz, moving.nii.gz and, where the truth 
 truth_world.txt (regpipe's world matrix file: RAS, moving -> reference). As in
 tests/registration/registration_fixture.hpp, the moving image is the reference (or a
 synthetic second contrast of it) whose header is moved by a known rigid change G, so the
-reference->moving truth is exactly G and nothing is resampled.
+reference->moving truth is exactly G and nothing is resampled. The `*_resampled_*` cases
+instead move the head, not the grid: chris_t1, cut to a box 12 voxels inside its field of
+view (the reference of these cases), resampled through G (cubic B-spline) onto its own grid
+widened by 40 voxels a side (so the moved head stays whole), the synthetic contrast and its
+noise applied afterwards, as a second scan of a moved head would be. Their truth is G up to the resampling's error, and no grid coincides
+with another at it (docs/flirt-search.md, "Decoupled level grids").
 """
 import os
 import sys
 
 import nibabel
 import numpy as np
+import scipy.ndimage
 
-from transforms import LPS_RAS_FLIP, centre_of_mass, rigid_about, write_world_ras_forward
+from transforms import LPS_RAS_FLIP, centre_of_mass, rigid_about, voxel_to_lps, write_world_ras_forward
 
 # name, moving contrast, rotation axis, angle (degrees), shift (mm, LPS). The rotation is about
-# the reference's centre of mass.
+# the reference's centre of mass. A header change unless the name says "resampled".
 KNOWN_CASES = [
     # The conversion check: a pure header shift that elastix must return as it is.
     ("t1_shift", "same", (1, 0, 0), 0.0, (5.0, -3.0, 2.0)),
@@ -32,6 +38,9 @@ KNOWN_CASES = [
     ("synth_rot15", "synthetic", (-1, 0.5, 1), 15.0, (4.0, 2.0, -6.0)),
     ("t1_rot20", "same", (0.2, -0.6, 1), 20.0, (-8.0, -5.0, 3.0)),
     ("synth_rot20", "synthetic", (0.2, -0.6, 1), 20.0, (-8.0, -5.0, 3.0)),
+    # The head moved instead of the header: no grid coincidence at the truth.
+    ("t1_resampled_rot10", "same", (1, 1, 0.5), 10.0, (6.0, -7.0, 4.5)),
+    ("synth_resampled_rot10", "synthetic", (1, 1, 0.5), 10.0, (6.0, -7.0, 4.5)),
     # flirt_known_rotation_test.cpp, Rotation45: 45 degrees, 30 mm.
     ("t1_rot45", "same", (1, 1, 0.5), 45.0, (20.0, -20.0, 10.0)),
     ("synth_rot45", "synthetic", (1, 1, 0.5), 45.0, (20.0, -20.0, 10.0)),
@@ -56,6 +65,31 @@ def synthetic_contrast(data, seed=7):
     return (contrast_curve(u) * curve_to_range + noise).astype(np.float32)
 
 
+def inner_box(data, border=12):
+    """The voxels with the outer `border` of every face set to 0."""
+    box = np.zeros_like(data)
+    inner = tuple(slice(border, n - border) for n in data.shape)
+    box[inner] = data[inner]
+    return box
+
+
+def moved_head(image, data, change, margin=40):
+    """The image's content moved by `change` (LPS world, reference -> moving), on its own grid
+    widened by `margin` voxels on every side so that no part of the moved head leaves it:
+    voxel u of the result (voxel -> LPS: A shifted by -margin voxels) is the image at voxel
+    inv(A) inv(change) A' u, by cubic B-spline interpolation, 0 outside. Returns the voxels and
+    the RAS affine of the widened grid."""
+    a = voxel_to_lps(image)
+    widened = a.copy()
+    widened[:3, 3] = a[:3, 3] - a[:3, :3] @ np.full(3, float(margin))
+    m = np.linalg.inv(a) @ np.linalg.inv(change) @ widened
+    shape = tuple(n + 2 * margin for n in data.shape)
+    moved = scipy.ndimage.affine_transform(data, m[:3, :3], offset=m[:3, 3], output_shape=shape, order=3,
+                                           mode="constant", cval=0.0)
+    # The spline's undershoot at edges: intensities stay >= 0.
+    return np.clip(moved, 0.0, None).astype(np.float32), LPS_RAS_FLIP @ widened
+
+
 def write_image(data, affine_ras, path):
     image = nibabel.Nifti1Image(data, affine_ras)
     image.set_qform(affine_ras, code=1)
@@ -78,10 +112,18 @@ def main(data_dir, out_dir):
         case = os.path.join(out_dir, name)
         os.makedirs(case, exist_ok=True)
         change = rigid_about(axis, angle, centre, shift)
-        data = t1_data if contrast == "same" else synthetic_contrast(t1_data)
-        # with_world_transform: every voxel's LPS position p becomes change * p.
-        affine_ras = LPS_RAS_FLIP @ change @ LPS_RAS_FLIP @ t1.affine
-        link(t1_path, os.path.join(case, "reference.nii.gz"))
+        if "resampled" in name:
+            # chris_t1 ends at its field of view (the neck): cut to a box inside it first, so that
+            # the edge moves with the head rather than staying at the reference's border.
+            reference = inner_box(t1_data)
+            write_image(reference.astype(np.uint8), t1.affine, os.path.join(case, "reference.nii.gz"))
+            data, affine_ras = moved_head(t1, reference, change)
+        else:
+            # with_world_transform: every voxel's LPS position p becomes change * p.
+            data, affine_ras = t1_data, LPS_RAS_FLIP @ change @ LPS_RAS_FLIP @ t1.affine
+            link(t1_path, os.path.join(case, "reference.nii.gz"))
+        if contrast == "synthetic":
+            data = synthetic_contrast(data)
         write_image(data, affine_ras, os.path.join(case, "moving.nii.gz"))
         write_world_ras_forward(os.path.join(case, "truth_world.txt"), change)
         print(f"wrote {case}")
