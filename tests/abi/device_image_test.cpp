@@ -22,12 +22,8 @@ class DeviceImages : public ::testing::Test {
   }
 
   static PluginSearchOptions search() {
-    PluginSearchOptions o;
-    o.plugin_paths = {(test::bin_dir() / ".." / "test_plugins" / "device_image").lexically_normal(),
-                      test::plugin_dir()};
-    o.use_environment = false;
-    o.use_default_dirs = false;
-    return o;
+    return test::plugins_in(
+        {(test::bin_dir() / ".." / "test_plugins" / "device_image").lexically_normal(), test::plugin_dir()});
   }
 
   static Pipeline pipeline(const std::string& cost, const std::string& resampler,

@@ -27,18 +27,10 @@ fs::path fake_dir(const std::string& variant) {
   return (test::bin_dir() / ".." / "test_plugins" / variant).lexically_normal();
 }
 
-PluginSearchOptions only(const std::vector<fs::path>& paths) {
-  PluginSearchOptions o;
-  o.plugin_paths = paths;
-  o.use_environment = false;
-  o.use_default_dirs = false;
-  return o;
-}
-
 }  // namespace
 
 TEST(PluginHost, LoadsCurrentAbiPluginWrittenInC) {
-  PluginHost host(only({fake_dir("current")}));
+  PluginHost host(test::plugins_in({fake_dir("current")}));
   ASSERT_TRUE(host.problems().empty()) << host.problems().front().reason;
   const Component& c = host.require(RP_KIND_COST, "test.fake_cost");
   EXPECT_EQ(c.version, "1.2.3");
@@ -48,7 +40,7 @@ TEST(PluginHost, LoadsCurrentAbiPluginWrittenInC) {
 }
 
 TEST(PluginHost, RefusesAnotherMajorAbiWithClearMessage) {
-  PluginHost host(only({fake_dir("major2")}));
+  PluginHost host(test::plugins_in({fake_dir("major2")}));
   EXPECT_TRUE(host.components().empty());
   ASSERT_EQ(host.problems().size(), 1u);
   EXPECT_NE(host.problems()[0].file.string().find("libfake_major2.so"), std::string::npos);
@@ -58,7 +50,7 @@ TEST(PluginHost, RefusesAnotherMajorAbiWithClearMessage) {
 // A plugin built against a later minor hands out larger structs with members this host
 // does not know; the host reads only what it knows and the plugin works.
 TEST(PluginHost, AcceptsNewerMinorWithGrownStructs) {
-  PluginHost host(only({fake_dir("newer_minor")}));
+  PluginHost host(test::plugins_in({fake_dir("newer_minor")}));
   ASSERT_TRUE(host.problems().empty()) << host.problems().front().reason;
   const Component& c = host.require(RP_KIND_COST, "test.fake_cost");
   EXPECT_EQ(c.abi_minor, 7u);
@@ -78,19 +70,19 @@ TEST(PluginHost, AcceptsNewerMinorWithGrownStructs) {
 // A plugin built against ABI 1.0 (its structs exactly the 1.0 sizes) keeps loading in a
 // newer-minor host.
 TEST(PluginHost, AcceptsMinorZeroPlugin) {
-  PluginHost host(only({fake_dir("minor0")}));
+  PluginHost host(test::plugins_in({fake_dir("minor0")}));
   EXPECT_EQ(host.require(RP_KIND_COST, "test.fake_cost").abi_minor, 0u);
 }
 
 TEST(PluginHost, ReportsMalformedIdAndSkipsLibrary) {
-  PluginHost host(only({fake_dir("bad_id")}));
+  PluginHost host(test::plugins_in({fake_dir("bad_id")}));
   EXPECT_TRUE(host.components().empty());
   ASSERT_EQ(host.problems().size(), 1u);
   EXPECT_NE(host.problems()[0].reason.find("'Bad Id' is not lowercase dotted"), std::string::npos);
 }
 
 TEST(PluginHost, ReportsLibraryWithoutEntrySymbol) {
-  PluginHost host(only({fake_dir("no_entry")}));
+  PluginHost host(test::plugins_in({fake_dir("no_entry")}));
   ASSERT_EQ(host.problems().size(), 1u);
   EXPECT_NE(host.problems()[0].reason.find("no regpipe_plugin_entry symbol"), std::string::npos);
 }
@@ -98,7 +90,7 @@ TEST(PluginHost, ReportsLibraryWithoutEntrySymbol) {
 TEST(PluginHost, ReportsGarbageFileAndKeepsGoodOnes) {
   test::TempDir dir;
   std::ofstream(dir / "libbroken.so") << "this is not an ELF file";
-  PluginHost host(only({dir.path(), fake_dir("current")}));
+  PluginHost host(test::plugins_in({dir.path(), fake_dir("current")}));
   EXPECT_NE(host.find(RP_KIND_COST, "test.fake_cost"), nullptr);
   ASSERT_EQ(host.problems().size(), 1u);
   EXPECT_EQ(host.problems()[0].file.filename(), "libbroken.so");
@@ -107,14 +99,14 @@ TEST(PluginHost, ReportsGarbageFileAndKeepsGoodOnes) {
 
 TEST(PluginHost, LoadsEachLibraryOnceAndRefusesDuplicateIds) {
   // The same folder twice: one load. Two libraries with the same id: the second is reported.
-  PluginHost host(only({fake_dir("current"), fake_dir("current"), fake_dir("newer_minor")}));
+  PluginHost host(test::plugins_in({fake_dir("current"), fake_dir("current"), fake_dir("newer_minor")}));
   EXPECT_EQ(host.components().size(), 1u);
   ASSERT_EQ(host.problems().size(), 1u);
   EXPECT_NE(host.problems()[0].reason.find("already provided by"), std::string::npos);
 }
 
 TEST(PluginHost, UnknownIdListsAvailableAndSuggests) {
-  PluginHost host(only({fake_dir("current")}));
+  PluginHost host(test::plugins_in({fake_dir("current")}));
   try {
     host.require(RP_KIND_COST, "test.fake_cots");
     FAIL() << "expected UserError";
@@ -147,7 +139,7 @@ TEST(PluginHost, NeverSearchesTheCurrentDirectory) {
 }
 
 TEST(ComponentParams, CreateErrorCarriesPluginMessage) {
-  PluginHost host(only({fake_dir("current")}));
+  PluginHost host(test::plugins_in({fake_dir("current")}));
   const Component& c = host.require(RP_KIND_COST, "test.fake_cost");
   HostServices services;
   // Bypass host validation to see the plugin's own re-check reach the caller.
@@ -163,7 +155,7 @@ TEST(ComponentParams, CreateErrorCarriesPluginMessage) {
 }
 
 TEST(ComponentParams, ValidatesTypesRangesAndNames) {
-  PluginHost host(only({fake_dir("current")}));
+  PluginHost host(test::plugins_in({fake_dir("current")}));
   const Component& c = host.require(RP_KIND_COST, "test.fake_cost");
   EXPECT_DOUBLE_EQ(resolve_params(c, {{"offset", "2.5"}}).at("offset").double_value, 2.5);
   auto message = [&](const std::map<std::string, std::string>& texts) {
@@ -184,7 +176,7 @@ TEST(ComponentParams, ValidatesTypesRangesAndNames) {
 // host reads nothing past `size` (the fixture leaves RP_DOF_6 there) and treats the
 // optimizer as accepting any DOF.
 TEST(OptimizerDof, MinorOnePluginWithoutTheMemberAcceptsAnyDof) {
-  PluginHost host(only({fake_dir("optimizer_minor1")}));
+  PluginHost host(test::plugins_in({fake_dir("optimizer_minor1")}));
   ASSERT_TRUE(host.problems().empty()) << host.problems().front().reason;
   const Component& c = host.require(RP_KIND_OPTIMIZER, "test.fake_optimizer");
   EXPECT_EQ(c.abi_minor, 1u);
@@ -194,7 +186,7 @@ TEST(OptimizerDof, MinorOnePluginWithoutTheMemberAcceptsAnyDof) {
 }
 
 TEST(OptimizerDof, ReadsTheDeclaredSet) {
-  PluginHost host(only({fake_dir("optimizer_dof")}));
+  PluginHost host(test::plugins_in({fake_dir("optimizer_dof")}));
   const Component& c = host.require(RP_KIND_OPTIMIZER, "test.fake_optimizer");
   EXPECT_EQ(c.supported_dof, RP_DOF_6 | RP_DOF_12);
   EXPECT_TRUE(c.supports_dof(6));
@@ -210,7 +202,7 @@ namespace {
 class PipelineDof : public ::testing::Test {
  protected:
   Pipeline load(const std::string& variant, unsigned dof) {
-    host_ = std::make_unique<PluginHost>(only({fake_dir(variant), test::plugin_dir()}));
+    host_ = std::make_unique<PluginHost>(test::plugins_in({fake_dir(variant), test::plugin_dir()}));
     std::ofstream(dir_ / "pipeline.yaml")
         << "inputs: {reference: ref.nii.gz, moving: mov.nii.gz}\n"
            "registration:\n"

@@ -44,11 +44,7 @@ size_t column(const std::vector<std::string>& header, const std::string& name) {
 }  // namespace
 
 TEST(CompareCuda, EverySchemeAgreesWithCpuCrAndFindsTheSameMinima) {
-  PluginSearchOptions options;
-  options.plugin_paths = {test::plugin_dir()};
-  options.use_environment = false;
-  options.use_default_dirs = false;
-  PluginHost host(options);
+  PluginHost host(test::built_plugins());
   if (const auto why = test::gpu_component_unavailable(host, RP_KIND_COST, "cuda.cr")) GTEST_SKIP() << *why;
 
   test::TempDir dir;

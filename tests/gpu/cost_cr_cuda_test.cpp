@@ -17,17 +17,9 @@ using namespace regpipe;
 
 namespace {
 
-PluginSearchOptions built_plugins() {
-  PluginSearchOptions o;
-  o.plugin_paths = {test::plugin_dir()};
-  o.use_environment = false;
-  o.use_default_dirs = false;
-  return o;
-}
-
 // Shared across tests: plugins, the image levels and the CPU reference costs, computed once.
 struct Fixture {
-  PluginHost host{built_plugins()};
+  PluginHost host{test::built_plugins()};
   HostServices services;
   std::map<double, std::pair<Image, Image>> levels;        // mm -> (reference, moving)
   std::map<double, std::vector<double>> matrices;          // mm -> 100 x 16

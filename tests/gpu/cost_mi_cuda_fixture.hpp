@@ -24,14 +24,6 @@
 
 namespace regpipe::mi_test {
 
-inline PluginSearchOptions built_plugins() {
-  PluginSearchOptions o;
-  o.plugin_paths = {test::plugin_dir()};
-  o.use_environment = false;
-  o.use_default_dirs = false;
-  return o;
-}
-
 inline constexpr int kTransforms = 100;
 inline constexpr double kLevels[] = {8, 4, 2, 1};
 inline constexpr int kBins[] = {32, 64, 128, 256};
@@ -40,7 +32,7 @@ using CpuKey = std::tuple<std::string, int, double>;
 
 // Shared across tests: plugins, the image levels and the CPU reference costs, computed once.
 struct Fixture {
-  PluginHost host{built_plugins()};
+  PluginHost host{test::built_plugins()};
   HostServices services;
   std::map<double, std::pair<Image, Image>> levels;  // mm -> (reference, moving)
   std::map<double, std::vector<double>> matrices;    // mm -> 100 x 16

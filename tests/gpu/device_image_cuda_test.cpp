@@ -38,16 +38,8 @@ const CostCase kCases[] = {
 
 class DeviceImagesCuda : public ::testing::TestWithParam<CostCase> {
  public:
-  static PluginSearchOptions search() {
-    PluginSearchOptions o;
-    o.plugin_paths = {test::plugin_dir()};
-    o.use_environment = false;
-    o.use_default_dirs = false;
-    return o;
-  }
-
  protected:
-  DeviceImagesCuda() : plugins_(search()), services_(RP_LOG_WARNING, false) {
+  DeviceImagesCuda() : plugins_(test::built_plugins()), services_(RP_LOG_WARNING, false) {
     images_.reference = make_head_phantom({96, 104, 84}, 1.5, 0);
     images_.moving = make_head_phantom({88, 96, 80}, 1.6, 1);
   }
@@ -142,7 +134,7 @@ TEST_P(DeviceImagesCuda, RegistrationUploadsEachImageOnceAndMatchesTheHostPath) 
 // bound leaves one float (no copy back), from a host copy when the bound straddles two (here a
 // mean of exactly 1 + 2^-24, halfway between two floats); the host path's costs either way.
 TEST(DeviceImagesCudaCr, MovingMeanFromTheDeviceSumOrAHostCopyGivesTheHostPathsBits) {
-  PluginHost plugins(DeviceImagesCuda::search());
+  PluginHost plugins(test::built_plugins());
   HostServices services(RP_LOG_WARNING, false);
   for (const char* id : {"cuda.cr", "resample.cuda"})
     if (const auto why = test::gpu_component_unavailable(plugins, id[0] == 'r' ? RP_KIND_RESAMPLER : RP_KIND_COST, id))

@@ -18,16 +18,8 @@ using namespace regpipe;
 
 namespace {
 
-PluginSearchOptions built_plugins() {
-  PluginSearchOptions o;
-  o.plugin_paths = {test::plugin_dir()};
-  o.use_environment = false;
-  o.use_default_dirs = false;
-  return o;
-}
-
 PluginHost& host() {
-  static PluginHost h{built_plugins()};
+  static PluginHost h{test::built_plugins()};
   return h;
 }
 

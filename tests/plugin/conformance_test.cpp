@@ -19,10 +19,8 @@ namespace {
 
 PluginHost& host() {
   static PluginHost h([] {
-    PluginSearchOptions o;
-    o.plugin_paths = {test::plugin_dir()};
-    o.use_environment = true;
-    o.use_default_dirs = false;
+    PluginSearchOptions o = test::built_plugins();
+    o.use_environment = true;  // third-party plugins on REGPIPE_PLUGIN_PATH are checked too
     return o;
   }());
   return h;

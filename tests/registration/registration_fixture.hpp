@@ -16,15 +16,7 @@ namespace regpipe::test {
 
 class RegistrationTest : public ::testing::Test {
  protected:
-  RegistrationTest() : plugins_(search()), services_(RP_LOG_WARNING, false) {}
-
-  static PluginSearchOptions search() {
-    PluginSearchOptions o;
-    o.plugin_paths = {plugin_dir()};
-    o.use_environment = false;
-    o.use_default_dirs = false;
-    return o;
-  }
+  RegistrationTest() : plugins_(built_plugins()), services_(RP_LOG_WARNING, false) {}
 
   // The pipeline of these tests: the FLIRT schedule, one cost, Powell.
   static Pipeline pipeline(const std::string& cost, const std::map<std::string, std::string>& params,

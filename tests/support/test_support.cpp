@@ -78,4 +78,14 @@ std::optional<std::string> gpu_component_unavailable(const PluginHost& host, int
   return std::nullopt;
 }
 
+PluginSearchOptions plugins_in(std::vector<std::filesystem::path> folders) {
+  PluginSearchOptions o;
+  o.plugin_paths = std::move(folders);
+  o.use_environment = false;
+  o.use_default_dirs = false;
+  return o;
+}
+
+PluginSearchOptions built_plugins() { return plugins_in({plugin_dir()}); }
+
 }  // namespace regpipe::test

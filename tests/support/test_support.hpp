@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace regpipe::test {
 
@@ -26,6 +27,11 @@ std::filesystem::path source_dir();
 std::filesystem::path bin_dir();
 // Where the built plugins are: bin_dir()/../plugins.
 std::filesystem::path plugin_dir();
+// A plugin search in exactly `folders`: neither REGPIPE_PLUGIN_PATH nor the default folders,
+// so a test loads the plugins it means whatever the machine has installed.
+PluginSearchOptions plugins_in(std::vector<std::filesystem::path> folders);
+// plugins_in({plugin_dir()}): this build's plugins.
+PluginSearchOptions built_plugins();
 // The regpipe CLI next to the test executable.
 std::filesystem::path regpipe_cli();
 

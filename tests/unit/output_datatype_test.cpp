@@ -158,7 +158,7 @@ TEST(OutputDatatype, AFailedTypedWriteLeavesNothing) {
 // image of the same type, each voxel the float32 run's value rounded and clamped.
 class PipelineDatatype : public ::testing::Test {
  protected:
-  PipelineDatatype() : host_(options()) {
+  PipelineDatatype() : host_(test::built_plugins()) {
     write_image(make_head_phantom({40, 40, 40}, 4.0, 0), dir_ / "reference.nii.gz");
     Image moving = make_head_phantom({36, 44, 40}, 4.0, 1);  // values 0..1000
     moving.voxel_to_world(0, 3) += 3.0;                      // something to recover
@@ -177,13 +177,6 @@ class PipelineDatatype : public ::testing::Test {
                                              "  resampler: {plugin: resample.cpu}\n"
                                              "outputs:\n"
                                              "  dir: out\n";
-  }
-  static PluginSearchOptions options() {
-    PluginSearchOptions o;
-    o.plugin_paths = {test::plugin_dir()};
-    o.use_environment = false;
-    o.use_default_dirs = false;
-    return o;
   }
   // Runs the pipeline with --set overrides into outputs.dir `out`; returns the registered image path.
   fs::path run(const std::string& out, std::vector<Override> sets) {

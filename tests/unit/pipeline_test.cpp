@@ -13,14 +13,7 @@ namespace {
 
 class PipelineTest : public ::testing::Test {
  protected:
-  PipelineTest() : host_(options()) {}
-  static PluginSearchOptions options() {
-    PluginSearchOptions o;
-    o.plugin_paths = {test::plugin_dir()};
-    o.use_environment = false;
-    o.use_default_dirs = false;
-    return o;
-  }
+  PipelineTest() : host_(test::built_plugins()) {}
   fs::path write(const std::string& text) {
     fs::path p = dir_ / "pipeline.yaml";
     std::ofstream(p) << text;
