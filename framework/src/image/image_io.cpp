@@ -15,10 +15,15 @@
 #include <itkImageFileReader.h>
 #include <itkImageFileWriter.h>
 #include <itkImageIOFactory.h>
+#include <itkMetaImageIO.h>
 #include <itkMetaImageIOFactory.h>
+#include <itkMultiThreaderBase.h>
 #include <itkNiftiImageIO.h>
 #include <itkNiftiImageIOFactory.h>
 #include <itkNrrdImageIOFactory.h>
+#include <itkOutputWindow.h>
+#include <itkSingleton.h>
+#include <itkTimeStamp.h>
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -43,18 +48,53 @@ using Series = itk::Image<float, 4>;
 constexpr const char* kReadableFormats = ".nii, .nii.gz, .hdr/.img, .mha, .mhd, .nrrd or .nhdr";
 constexpr const char* kWritableFormats = ".nii.gz, .nii, .hdr (with its .img), .mha or .nrrd";
 
+// ITK 5.2 creates its process-wide globals lazily and without a lock: the SingletonIndex
+// (a plain map every global is registered in), the thread pool, the multi-threader defaults,
+// the time stamp counter and the global flags. Two threads that make their first reader at
+// once both create them: a corrupted map, a second thread pool, a double free at exit (4% of
+// runs read their two images so). Every global a read or write reaches is created here, on
+// one thread, before any reading or writing thread starts; afterwards ITK only reads them.
+void create_itk_globals() {
+  itk::SingletonIndex::GetInstance();
+  // ITK warnings go straight to stderr in its own format; every problem that matters
+  // here surfaces as an exception and becomes a UserError with the file name.
+  itk::Object::GlobalWarningDisplayOff();
+  itk::DataObject::GetGlobalReleaseDataFlag();
+  itk::TimeStamp().Modified();
+  itk::OutputWindow::GetInstance();
+  itk::MultiThreaderBase::GetGlobalMaximumNumberOfThreads();
+  itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads();
+  itk::MultiThreaderBase::GetGlobalDefaultThreader();
+  itk::MetaImageIO::GetDefaultDoublePrecision();
+  // A process object makes its multi-threader, and the default (pool) threader the pool.
+  itk::ImageFileReader<Volume>::New();
+}
+
 // The CMake link of ITK does not register IO factories by itself (no ITK_USE_FILE), so
-// the formats regpipe supports are registered here, once.
+// the formats regpipe supports are registered here, once, with ITK's globals.
 void register_formats() {
   static std::once_flag once;
   std::call_once(once, [] {
+    create_itk_globals();
     itk::NiftiImageIOFactory::RegisterOneFactory();
     itk::NrrdImageIOFactory::RegisterOneFactory();
     itk::MetaImageIOFactory::RegisterOneFactory();
-    // ITK warnings go straight to stderr in its own format; every problem that matters
-    // here surfaces as an exception and becomes a UserError with the file name.
-    itk::Object::GlobalWarningDisplayOff();
   });
+}
+
+// ITK 5.2's NiftiImageIO::ReadImageInformation keeps the last file name in a function-static
+// std::string that it assigns on every call, and its constructor sets niftilib's global debug
+// level: two threads reading headers at once corrupt the heap (a crash while reading, or a
+// double free at exit). Making an ImageIO and reading a header (microseconds; a .nii.gz's
+// header is its first block) hold this lock; decompressing the voxels, the slow part, does not.
+std::mutex& header_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+itk::ImageIOBase::Pointer create_image_io(const fs::path& path, itk::IOFileModeEnum mode) {
+  std::lock_guard<std::mutex> lock(header_mutex());
+  return itk::ImageIOFactory::CreateImageIO(path.c_str(), mode);
 }
 
 std::string lowercase(std::string s) {
@@ -84,8 +124,7 @@ itk::ImageIOBase::Pointer open_for_reading(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw read_error(path, "no such file");
   if (fs::is_directory(path, ec)) throw read_error(path, "it is a folder, not an image file");
-  itk::ImageIOBase::Pointer io =
-      itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
+  itk::ImageIOBase::Pointer io = create_image_io(path, itk::IOFileModeEnum::ReadMode);
   if (!io)
     throw read_error(
         path, "not a readable image in a supported format (" + std::string(kReadableFormats) + ")");
@@ -95,6 +134,7 @@ itk::ImageIOBase::Pointer open_for_reading(const fs::path& path) {
     nifti->SetLegacyAnalyze75Mode(itk::NiftiImageIOEnums::Analyze75Flavor::AnalyzeFSL);
   io->SetFileName(path.string());
   try {
+    std::lock_guard<std::mutex> lock(header_mutex());
     io->ReadImageInformation();
   } catch (const itk::ExceptionObject& e) {
     throw read_error(path, reason_of(e));
@@ -127,11 +167,19 @@ std::string join_sizes(const std::vector<size_t>& sizes) {
   return text;
 }
 
+// A reader's header pass (it reads the header again through its ImageIO).
+template <class Reader>
+void update_output_information(Reader& reader) {
+  std::lock_guard<std::mutex> lock(header_mutex());
+  reader.UpdateOutputInformation();
+}
+
 Volume::Pointer read_volume(const itk::ImageIOBase::Pointer& io, const fs::path& path) {
   auto reader = itk::ImageFileReader<Volume>::New();
   reader->SetImageIO(io);
   reader->SetFileName(path.string());
-  reader->Update();
+  update_output_information(*reader);
+  reader->Update();  // the header is read: only the voxels now
   return reader->GetOutput();
 }
 
@@ -140,7 +188,7 @@ Volume::Pointer read_one_volume_of_series(const itk::ImageIOBase::Pointer& io, c
   auto reader = itk::ImageFileReader<Series>::New();
   reader->SetImageIO(io);
   reader->SetFileName(path.string());
-  reader->UpdateOutputInformation();
+  update_output_information(*reader);
   Series::RegionType region = reader->GetOutput()->GetLargestPossibleRegion();
   region.SetIndex(3, region.GetIndex(3) + volume);
   region.SetSize(3, 0);  // size 0 collapses the axis: the output is 3D
@@ -304,8 +352,7 @@ void write_as(const Image& image, const fs::path& path, const std::vector<std::s
   using Out = itk::Image<T, 3>;
   const typename Out::Pointer volume = to_itk<T>(image, path);
   write_atomically(path, companions, [&](const fs::path& tmp) {
-    itk::ImageIOBase::Pointer io =
-        itk::ImageIOFactory::CreateImageIO(tmp.c_str(), itk::IOFileModeEnum::WriteMode);
+    itk::ImageIOBase::Pointer io = create_image_io(tmp, itk::IOFileModeEnum::WriteMode);
     if (!io) throw UserError("cannot write '" + path.string() + "': no ITK writer for it");
     auto writer = itk::ImageFileWriter<Out>::New();
     writer->SetImageIO(io);

@@ -1,6 +1,7 @@
 // PNG files through ITK's PNG IO (RGB, 8 bits per channel).
 #include <regpipe/host/atomic_file.hpp>
 #include <regpipe/host/error.hpp>
+#include <regpipe/host/image.hpp>
 #include <regpipe/host/qa_picture.hpp>
 
 // As in image_io.cpp: ITK's bundled Eigen and the system Eigen that image.hpp brings in
@@ -20,6 +21,7 @@ using RgbImage = itk::Image<itk::RGBPixel<unsigned char>, 2>;
 }  // namespace
 
 void write_png(const RgbPicture& picture, const std::filesystem::path& path) {
+  prepare_image_io();  // ITK's globals, made once before any thread's first ITK object
   auto image = RgbImage::New();
   RgbImage::RegionType region;
   region.SetSize({picture.width, picture.height});
@@ -41,6 +43,7 @@ void write_png(const RgbPicture& picture, const std::filesystem::path& path) {
 }
 
 RgbPicture read_png(const std::filesystem::path& path) {
+  prepare_image_io();
   auto reader = itk::ImageFileReader<RgbImage>::New();
   reader->SetImageIO(itk::PNGImageIO::New());
   reader->SetFileName(path.string());

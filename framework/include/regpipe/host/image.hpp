@@ -54,9 +54,9 @@ struct ReadOptions {
 // range), 2D or 5D and more.
 Image read_image(const std::filesystem::path& path, const ReadOptions& options = {});
 
-// Registers ITK's image formats (once per process). Reading and writing call it themselves;
-// call it before starting threads that read or write images, since ITK's object factory list
-// is not safe to change while another thread creates an ImageIO from it.
+// Registers ITK's image formats and creates ITK's process-wide globals, once per process.
+// Reading and writing call it themselves; call it before starting threads that read or write
+// images, since ITK 5.2 creates those globals (and the factory list) without a lock.
 void prepare_image_io();
 
 // Writes the image as `type` (integer types: each value rounded to nearest and clamped to the
