@@ -3,6 +3,7 @@
 #include <regpipe/host/error.hpp>
 #include <regpipe/host/image.hpp>
 
+#include "support/raw_nifti.hpp"
 #include "support/test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -22,61 +23,10 @@ using regpipe::read_image;
 using regpipe::ReadOptions;
 using regpipe::UserError;
 using regpipe::write_image;
+using regpipe::test::RawNifti;
 using regpipe::test::TempDir;
 
 namespace {
-
-// A minimal NIfTI-1 (or, with magic "", Analyze 7.5) writer: the independent reference for
-// scaling, 4D and data-type handling. Only the fields the tests set; the rest stay zero.
-struct RawNifti {
-  std::vector<int16_t> dim;  // sizes, e.g. {3, 4, 5} or {3, 3, 3, 4}
-  int16_t datatype = 16;     // 2 uint8, 4 int16, 16 float32, 128 RGB24
-  int16_t bitpix = 32;
-  float pixdim[3] = {1, 1, 1};
-  float slope = 0.0f, intercept = 0.0f;
-  int16_t sform_code = 0;
-  float srow[3][4] = {};      // RAS
-  const char* magic = "n+1";  // "n+1" one file, "" Analyze 7.5 (.hdr + .img)
-  std::vector<char> payload;
-
-  std::vector<char> header() const {
-    std::vector<char> h(348, 0);
-    auto put = [&](size_t offset, const auto& value) {
-      std::memcpy(&h[offset], &value, sizeof(value));
-    };
-    put(0, int32_t(348));
-    put(40, int16_t(dim.size()));
-    for (size_t i = 0; i < dim.size(); ++i) put(42 + 2 * i, dim[i]);
-    put(70, datatype);
-    put(72, bitpix);
-    put(76, 1.0f);  // qfac
-    for (int i = 0; i < 3; ++i) put(80 + 4 * i, pixdim[i]);
-    put(108, std::strlen(magic) > 0 ? 352.0f : 0.0f);
-    put(112, slope);
-    put(116, intercept);
-    put(123, char(2));  // xyzt_units: mm
-    put(254, sform_code);
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 4; ++c) put(280 + 16 * r + 4 * c, srow[r][c]);
-    std::memcpy(&h[344], magic, std::strlen(magic));
-    return h;
-  }
-
-  void write(const fs::path& path) const {
-    std::ofstream out(path, std::ios::binary);
-    const auto h = header();
-    out.write(h.data(), h.size());
-    out.write("\0\0\0\0", 4);  // no extensions
-    out.write(payload.data(), payload.size());
-  }
-
-  void write_analyze(const fs::path& hdr) const {
-    std::ofstream(hdr, std::ios::binary).write(header().data(), 348);
-    fs::path img = hdr;
-    img.replace_extension(".img");
-    std::ofstream(img, std::ios::binary).write(payload.data(), payload.size());
-  }
-};
 
 template <class T>
 std::vector<char> bytes_of(const std::vector<T>& values) {

@@ -54,6 +54,7 @@ Image registered_image(const Pipeline& p, const RegistrationImages& images,
   Image out;
   out.dims = images.reference.dims;
   out.voxel_to_world = images.reference.voxel_to_world;
+  out.nifti = images.reference.nifti;  // written with the reference's header, as FLIRT does
   out.data.assign(out.voxel_count(), 0.0f);
   const rp_image input = images.moving.view();
   rp_resample_request req{};
@@ -97,6 +98,7 @@ Image image_header(const Image& image) {
   header.dims = image.dims;
   header.voxel_to_world = image.voxel_to_world;
   header.file_type = image.file_type;
+  header.nifti = image.nifti;
   return header;
 }
 

@@ -3,9 +3,12 @@
 // are written in the voxel type the caller asks for.
 #include <regpipe/host/atomic_file.hpp>
 #include <regpipe/host/error.hpp>
+#include <regpipe/host/host_services.hpp>
 #include <regpipe/host/image.hpp>
 
 #include "image/data_completeness.hpp"
+#include "image/nifti_header.hpp"
+#include "image/stored_values.hpp"
 
 // Debian's ITK 5.2 bundles Eigen 3.3 under the same include guards and namespace as the
 // system Eigen 3.4 that image.hpp brings in; the two cannot meet in one translation unit.
@@ -86,11 +89,8 @@ void register_formats() {
 // std::string that it assigns on every call, and its constructor sets niftilib's global debug
 // level: two threads reading headers at once corrupt the heap (a crash while reading, or a
 // double free at exit). Making an ImageIO and reading a header (microseconds; a .nii.gz's
-// header is its first block) hold this lock; decompressing the voxels, the slow part, does not.
-std::mutex& header_mutex() {
-  static std::mutex mutex;
-  return mutex;
-}
+// header is its first block) hold header_mutex; decompressing the voxels, the slow part, does not.
+using image_detail::header_mutex;
 
 itk::ImageIOBase::Pointer create_image_io(const fs::path& path, itk::IOFileModeEnum mode) {
   std::lock_guard<std::mutex> lock(header_mutex());
@@ -238,21 +238,6 @@ Image to_image(const Volume& volume, const fs::path& path) {
   return image;
 }
 
-// A float voxel in type T: integers rounded to nearest and clamped to T's range (a registered
-// image's B-spline or sinc interpolation overshoots the input's range), NaN as 0.
-template <class T>
-T stored_value(float v) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return T(v);
-  } else {
-    if (std::isnan(v)) return T(0);
-    const double r = std::round(double(v));
-    if (r <= double(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
-    if (r >= double(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-    return T(r);
-  }
-}
-
 template <class T>
 typename itk::Image<T, 3>::Pointer to_itk(const Image& image, const fs::path& path) {
   const Eigen::Matrix3d linear = image.voxel_to_world.topLeftCorner<3, 3>();
@@ -289,7 +274,7 @@ typename itk::Image<T, 3>::Pointer to_itk(const Image& image, const fs::path& pa
   volume->SetOrigin(origin);
   volume->SetDirection(itk_direction);
   volume->Allocate();
-  std::transform(image.data.begin(), image.data.end(), volume->GetBufferPointer(), stored_value<T>);
+  image_detail::store_values(image.data, volume->GetBufferPointer());
   return volume;
 }
 
@@ -302,6 +287,30 @@ std::vector<std::string> companions_for_writing(const fs::path& path) {
   if (extension == ".hdr") return {full_extension(path) == ".HDR" ? ".IMG" : ".img"};
   throw UserError("cannot write '" + path.string() + "': unsupported output format '" + extension +
                   "'; use " + kWritableFormats);
+}
+
+// The NIfTI standard's choice of matrix (FSL and nibabel read so), where ITK 5.2 takes the
+// qform: an sform-edited file would otherwise sit where its qform says, silently. Where the
+// two forms agree to float rounding ITK's reading stays, with its exactly orthonormal axes.
+void apply_nifti_header(Image& image, const fs::path& path) {
+  image.nifti = image_detail::read_nifti_header(path);
+  if (!image.nifti || image.nifti->sform_code <= 0) return;
+  const NiftiHeader& h = *image.nifti;
+  const double apart = image_detail::corner_distance_mm(h.qform_ras, h.sform_ras, image.dims);
+  if (h.qform_code > 0 && apart <= image_detail::kSameGridMm) return;
+  const Eigen::Matrix4d sform_lps = Eigen::Vector4d(-1.0, -1.0, 1.0, 1.0).asDiagonal() * h.sform_ras;
+  if (!sform_lps.allFinite() || !(std::abs(sform_lps.topLeftCorner<3, 3>().determinant()) > 0.0))
+    throw read_error(path, "its sform (sform_code " + std::to_string(h.sform_code) +
+                               ") is singular or not finite");
+  image.voxel_to_world = sform_lps;
+  if (h.qform_code > 0 && apart > 0.01) {
+    char mm[32];
+    std::snprintf(mm, sizeof(mm), "%.3g", apart);
+    write_log_line(RP_LOG_WARNING,
+                   "'" + path.string() + "': its sform and qform place the image up to " + mm +
+                       " mm apart; regpipe uses the sform (sform_code " + std::to_string(h.sform_code) +
+                       "), as the NIfTI standard, FSL and nibabel do");
+  }
 }
 
 }  // namespace
@@ -339,6 +348,7 @@ Image read_image(const fs::path& path, const ReadOptions& options) {
                                              : read_one_volume_of_series(io, path, volume);
     Image image = to_image(*volume_image, path);
     image.file_type = file_type_of(*io);
+    if (dynamic_cast<itk::NiftiImageIO*>(io.GetPointer())) apply_nifti_header(image, path);
     return image;
   } catch (const itk::ExceptionObject& e) {
     throw read_error(path, reason_of(e));
@@ -346,6 +356,17 @@ Image read_image(const fs::path& path, const ReadOptions& options) {
 }
 
 namespace {
+
+// ITK's and niftilib's NIfTI writers report a failed open or a short write only on stderr.
+void require_complete(const fs::path& tmp, const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(tmp, ec))
+    throw UserError("cannot write '" + path.string() + "': the image writer could not create " +
+                    tmp.filename().string() + " in that folder");
+  if (const auto reason = image_detail::incomplete_data_reason(tmp))
+    throw UserError("cannot write '" + path.string() + "': the written file is incomplete (" +
+                    *reason + "); is the disk full?");
+}
 
 template <class T>
 void write_as(const Image& image, const fs::path& path, const std::vector<std::string>& companions) {
@@ -363,14 +384,15 @@ void write_as(const Image& image, const fs::path& path, const std::vector<std::s
     } catch (const itk::ExceptionObject& e) {
       throw UserError("cannot write '" + path.string() + "': " + reason_of(e));
     }
-    // ITK's NIfTI writer reports a failed open or a short write only on stderr.
-    std::error_code ec;
-    if (!fs::exists(tmp, ec))
-      throw UserError("cannot write '" + path.string() + "': the image writer could not create " +
-                      tmp.filename().string() + " in that folder");
-    if (const auto reason = image_detail::incomplete_data_reason(tmp))
-      throw UserError("cannot write '" + path.string() + "': the written file is incomplete (" +
-                      *reason + "); is the disk full?");
+    require_complete(tmp, path);
+  });
+}
+
+// A NIfTI file with the image's header carried over (niftilib writes it; ITK cannot).
+void write_nifti(const Image& image, const fs::path& path, VoxelType type) {
+  write_atomically(path, {}, [&](const fs::path& tmp) {
+    image_detail::write_nifti(image, tmp, type);
+    require_complete(tmp, path);
   });
 }
 
@@ -381,6 +403,8 @@ void prepare_image_io() { register_formats(); }
 void write_image(const Image& image, const fs::path& path, VoxelType type) {
   register_formats();
   const std::vector<std::string> companions = companions_for_writing(path);
+  const std::string extension = lowercase(full_extension(path));
+  if (image.nifti && (extension == ".nii.gz" || extension == ".nii")) return write_nifti(image, path, type);
   switch (type) {
     case VoxelType::uint8: return write_as<uint8_t>(image, path, companions);
     case VoxelType::int8: return write_as<int8_t>(image, path, companions);

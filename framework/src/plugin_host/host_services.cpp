@@ -44,6 +44,10 @@ HostServices::HostServices(int32_t min_level, bool show_progress)
 
 void HostServices::log(int32_t level, const std::string& message) {
   if (level < min_level_) return;
+  write_log_line(level, message);
+}
+
+void write_log_line(int32_t level, const std::string& message) {
   std::lock_guard lock(g_output_mutex);
   std::fprintf(stderr, "regpipe %s: %s\n", level_name(level), message.c_str());
 }

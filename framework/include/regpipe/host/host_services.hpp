@@ -30,4 +30,8 @@ class HostServices {
   std::atomic<bool> cancel_{false};
 };
 
+// One "regpipe <level>: <message>" line on stderr, never interleaved with another: for code
+// that has no HostServices at hand (reading an image warns of a disagreeing qform and sform).
+void write_log_line(int32_t level, const std::string& message);
+
 }  // namespace regpipe

@@ -21,6 +21,22 @@ const char* voxel_type_name(VoxelType type);
 std::optional<VoxelType> voxel_type_from_name(const std::string& name);
 const std::vector<std::string>& voxel_type_names();
 
+// The NIfTI header fields that an image written on this image's grid carries over, as FLIRT
+// writes its output with the reference's header: both spatial transforms with their codes
+// (the sform as stored, the qform as its quaternion), the description, units and display
+// range. Set when the image was read from a NIfTI-1 file.
+struct NiftiHeader {
+  int qform_code = 0, sform_code = 0;
+  std::array<float, 3> quatern_bcd{0, 0, 0}, qoffset{0, 0, 0};
+  float qfac = 1.0f;
+  std::array<float, 3> pixdim{1, 1, 1};
+  Eigen::Matrix4d qform_ras = Eigen::Matrix4d::Identity();  // voxel -> RAS mm, from the quaternion
+  Eigen::Matrix4d sform_ras = Eigen::Matrix4d::Identity();  // voxel -> RAS mm, srow_x/y/z
+  std::string descrip;
+  int xyz_units = 0, time_units = 0;
+  float cal_min = 0.0f, cal_max = 0.0f;
+};
+
 struct Image {
   std::array<uint32_t, 3> dims{0, 0, 0};
   Eigen::Matrix4d voxel_to_world = Eigen::Matrix4d::Identity();  // LPS millimetres
@@ -30,6 +46,9 @@ struct Image {
   // scl_slope/scl_inter scale its integers reads as float32 (ITK reports it so), since the
   // scaled values are not integers; 64-bit integers read as float64.
   VoxelType file_type = VoxelType::float32;
+  // The NIfTI header it was read with, or that of the grid it was made on (a registered
+  // image carries the reference's); written back when it is saved as NIfTI.
+  std::optional<NiftiHeader> nifti;
 
   size_t voxel_count() const { return size_t(dims[0]) * dims[1] * dims[2]; }
   // Voxel sizes in mm (column norms of the linear part).
@@ -49,7 +68,10 @@ struct ReadOptions {
 // Reads NIfTI (.nii, .nii.gz), Analyze 7.5 (.hdr/.img), MetaImage (.mha/.mhd) or NRRD
 // (.nrrd/.nhdr) through ITK; any scalar type becomes float32 (NIfTI scl_slope/inter applied),
 // the file's type kept in file_type; orientation and anisotropic voxels are kept in
-// voxel_to_world (legacy Analyze is read the way FSL reads it). Throws UserError naming the path and the reason: missing, not an image,
+// voxel_to_world (legacy Analyze is read the way FSL reads it). A NIfTI file's voxel_to_world
+// follows the NIfTI standard as FSL and nibabel read it: the sform when sform_code > 0, else
+// the qform (ITK 5.2 would take the qform); when both are set and disagree by more than
+// 0.01 mm over the image, a warning on stderr says so. Throws UserError naming the path and the reason: missing, not an image,
 // truncated or corrupt data, vector/RGB pixels, 4D without a volume index (or one out of
 // range), 2D or 5D and more.
 Image read_image(const std::filesystem::path& path, const ReadOptions& options = {});
@@ -61,9 +83,13 @@ void prepare_image_io();
 
 // Writes the image as `type` (integer types: each value rounded to nearest and clamped to the
 // type's range, NaN as 0) in the format named by the extension (.nii.gz, .nii, .hdr with its
-// .img, .mha, .nrrd), atomically (temporary file in the same folder, then rename): on failure
-// no partial file is left. Throws UserError naming the path: another extension, a missing or
-// unwritable folder, a sheared grid (image files store orthogonal voxel axes), a failed write.
+// .img, .mha, .nrrd), atomically. As .nii/.nii.gz an image with a `nifti` header keeps its
+// codes, qform, description, units and display range, and its sform (or, without one, its
+// qform) is voxel_to_world; without one both codes are 1 (scanner), as ITK writes them.
+// Written through a temporary file in the same folder, then renamed: on failure no partial
+// file is left. Throws UserError naming the path: another extension, a missing or unwritable
+// folder, a sheared grid where the format cannot store it (all but NIfTI with a header whose
+// sform takes it), a failed write.
 void write_image(const Image& image, const std::filesystem::path& path,
                  VoxelType type = VoxelType::float32);
 

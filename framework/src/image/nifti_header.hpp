@@ -1,0 +1,38 @@
+// NIfTI-1 headers through niftilib (nifti1_io, which ITK ships and links): the fields ITK 5.2's
+// NiftiImageIO does not give or keep. It reads the qform where the NIfTI standard, FSL and
+// nibabel take the sform, and writes both codes as 1 (scanner): an MNI reference's output
+// would leave MNI space, and an sform-edited one's would sit where its qform says.
+#pragma once
+
+#include <regpipe/host/image.hpp>
+
+#include <filesystem>
+#include <mutex>
+#include <optional>
+
+namespace regpipe::image_detail {
+
+// Held while making an ITK ImageIO or reading a header with ITK or niftilib: ITK 5.2's
+// NiftiImageIO keeps header state in statics and sets niftilib's global debug level.
+std::mutex& header_mutex();
+
+// The header of a NIfTI-1 file (.nii, .nii.gz, or a .hdr/.img pair with the NIfTI magic);
+// nothing for Analyze 7.5 or a file niftilib cannot read.
+std::optional<NiftiHeader> read_nifti_header(const std::filesystem::path& path);
+
+// Largest distance (mm) between where two voxel -> world matrices put the corners of a grid.
+double corner_distance_mm(const Eigen::Matrix4d& a, const Eigen::Matrix4d& b,
+                          const std::array<uint32_t, 3>& dims);
+
+// Where the two forms of one header may differ by float rounding alone (a file that stores
+// both from one matrix): 1 um over the image.
+constexpr double kSameGridMm = 1e-3;
+
+// Writes `image` as a single-file NIfTI-1 (.nii, or gzipped .nii.gz) at `path` with its
+// `nifti` header's codes, description, units and display range. On the header's own grid
+// its qform and sform are written as they were read; on another grid they are made from
+// voxel_to_world (the qform also from a sform-only header, so both say where the voxels are).
+// Throws UserError for a sheared grid that no form of the header can store.
+void write_nifti(const Image& image, const std::filesystem::path& path, VoxelType type);
+
+}  // namespace regpipe::image_detail
