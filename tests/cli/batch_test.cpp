@@ -94,7 +94,7 @@ outputs:
 
 TEST_F(BatchTest, RegistersEveryMovingImageToItsTruth) {
   int status = -1;
-  const std::string out = run("run " + shell_quoted(pipeline()) + " --quiet", &status);
+  const std::string out = run("run " + shell_quoted(pipeline()), &status);
   ASSERT_EQ(status, 0) << out;
   for (const Case& c : kCases) {
     for (const char* f : {"transform.mat", "transform.tfm", "transform_world.txt", "report.json"})
@@ -170,7 +170,7 @@ TEST_F(BatchTest, ParallelIoGivesTheSequentialBatchsFiles) {
   const fs::path sequential = dir_ / "sequential", parallel = dir_ / "parallel";
   for (const auto& [dir, flag] : {std::pair{sequential, "false"}, std::pair{parallel, "true"}}) {
     int status = -1;
-    const std::string out = run("run " + shell_quoted(pipeline()) + " --quiet --set outputs.registered_image=true" +
+    const std::string out = run("run " + shell_quoted(pipeline()) + " --set outputs.registered_image=true" +
                                     " --set outputs.parallel_io=" + flag + " --set outputs.dir=" + shell_quoted(dir),
                                 &status);
     ASSERT_EQ(status, 0) << out;
@@ -232,7 +232,7 @@ TEST_F(BatchTest, ACorruptImageInTheMiddleOfAParallelBatchFailsOnlyItself) {
   std::ofstream(dir_ / "scans" / "scan_b2.nii.gz", std::ios::binary) << truncated.substr(0, truncated.size() / 2);
   int status = -1;
   const std::string out =
-      run("run " + shell_quoted(pipeline()) + " --quiet --set outputs.registered_image=true", &status);
+      run("run " + shell_quoted(pipeline()) + " --set outputs.registered_image=true", &status);
   EXPECT_EQ(status, 2) << out;
   // sorted: scan_a, scan_b, scan_b2 (truncated), scan_bad (corrupt), scan_c
   const size_t b = out.find("[2/5] "), b2 = out.find("[3/5] "), bad = out.find("[4/5] "), c = out.find("[5/5] ");

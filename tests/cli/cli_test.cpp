@@ -172,6 +172,22 @@ TEST_F(CliTest, BothImagesUnreadableReportsTheReferenceOnly) {
   }
 }
 
+// -q: nothing on stdout (scripts read the files); a warning or error still reaches stderr.
+TEST_F(CliTest, QuietPrintsNothingOnStdout) {
+  for (const char* flag : {"-q", "--quiet"}) {
+    int status = -1;
+    const std::string out = run("run " + quoted(pipeline()) + " " + flag +
+                                    " --set registration.cost.plugin=cpu.cr --set registration.levels_mm=[8] 2>/dev/null",
+                                &status);
+    EXPECT_EQ(status, 0) << flag;
+    EXPECT_EQ(out, "") << flag;
+  }
+  int status = -1;
+  const std::string out = run("run " + quoted(pipeline()) + " -q --set inputs.moving=" + quoted(dir_ / "none.nii.gz"), &status);
+  EXPECT_EQ(status, 2);
+  EXPECT_NE(out.find("none.nii.gz"), std::string::npos) << out;
+}
+
 TEST_F(CliTest, PluginsListsComponentsAsTextAndJson) {
   int status = -1;
   std::string out = run("plugins", &status);

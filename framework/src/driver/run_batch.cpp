@@ -88,7 +88,9 @@ struct ImageJob {
 // submission order, one at a time).
 class BatchResults {
  public:
-  explicit BatchResults(size_t n) : n_(n) {}
+  // `report_each`: a line per registered image on stdout (not with --quiet); failures always
+  // get theirs, on stderr.
+  BatchResults(size_t n, bool report_each) : n_(n), report_each_(report_each) {}
 
   void finish(const ImageJob& job) {
     nlohmann::json entry = {{"path", job.path}, {"outputs", job.one.outputs.dir.string()}};
@@ -104,14 +106,15 @@ class BatchResults {
     if (!job.ok) {
       ++failures_;
       entry["outputs"] = nullptr;
-      std::printf("[%zu/%zu] %s: FAILED: %s\n", job.index + 1, n_, job.path.c_str(),
-                  job.error.c_str());
+      write_log_line(RP_LOG_ERROR, "[" + std::to_string(job.index + 1) + "/" + std::to_string(n_) + "] " +
+                                       job.path + ": FAILED: " + job.error);
     } else {
       sums_.reading += job.phases.reading;
       sums_.registration += job.phases.registration;
       sums_.writing += job.phases.writing;
       if (!std::isnan(job.seconds_resampling)) resampling_ += job.seconds_resampling;
-      std::printf("[%zu/%zu] %s: ok, cost %.6f, %.3f s (reading %.3f, registration %.3f, "
+      if (report_each_)
+        std::printf("[%zu/%zu] %s: ok, cost %.6f, %.3f s (reading %.3f, registration %.3f, "
                   "writing %.3f) -> %s\n",
                   job.index + 1, n_, job.path.c_str(), job.result.final_cost, job.seconds,
                   job.phases.reading, job.phases.registration, job.phases.writing,
@@ -128,6 +131,7 @@ class BatchResults {
 
  private:
   size_t n_;
+  bool report_each_;
   nlohmann::json entries_ = nlohmann::json::array();
   size_t failures_ = 0;
   PhaseSeconds sums_{0.0, 0.0, 0.0};  // over the images registered
@@ -162,7 +166,7 @@ size_t run_batch(const Pipeline& p, const PluginHost& plugins, HostServices& ser
   // Declared in this order so that, leaving early (Ctrl-C), the reads stop first and the
   // results already registered are written while `images` and `results` still exist.
   RegistrationImages images;
-  BatchResults results(n);
+  BatchResults results(n, services.reports_summaries());
   WriteBehind writes(io.writers, io.write_queue);
   ReadAhead<MovingRead> reads(n, io.readers, io.read_ahead, [&p](size_t i) {
     MovingRead read;
@@ -261,7 +265,8 @@ size_t run_batch(const Pipeline& p, const PluginHost& plugins, HostServices& ser
                                  {"summary", summary},
                                  {"images", results.entries()}};
   write_text_atomically(p.outputs.dir / "batch_report.json", report.dump(2) + "\n");
-  std::printf("batch: %zu images, %zu failed, total %.3f s (wall clock; reading %.3f, "
+  if (services.reports_summaries())
+    std::printf("batch: %zu images, %zu failed, total %.3f s (wall clock; reading %.3f, "
               "registration %.3f, writing %.3f summed%s), %.1f registrations per minute, "
               "reference prepared once in %.3f s; report in %s\n",
               n, failures, total, sums.reading, sums.registration, sums.writing,

@@ -185,6 +185,25 @@ RegistrationImages read_inputs_concurrently(const PipelineInputs& inputs) {
   return images;
 }
 
+// What `regpipe run` prints on stdout: the components used, each stage, the times.
+void print_summary(const RegistrationResult& result, const PhaseSeconds& phases, double total,
+                   const fs::path& dir, const std::optional<double>& error_mm) {
+  for (const auto& c : result.components)
+    std::printf("%-9s %s %s%s\n", c.role.c_str(), c.id.c_str(), c.version.c_str(),
+                c.fallback_from.empty() ? "" : (" (instead of " + c.fallback_from + ")").c_str());
+  for (const auto& s : result.stages)
+    if (s.level_setup)
+      std::printf("  %-40s %47.3f s\n", s.name.c_str(), s.seconds);
+    else
+      std::printf("  %-40s %8lld evaluations  best cost %.6f  %.3f s\n", s.name.c_str(), s.evaluations,
+                  s.best_cost, s.seconds);
+  std::printf("total %.3f s (reading %.3f s, registration %.3f s of which search %.3f s, "
+              "writing %.3f s); outputs in %s\n",
+              total, phases.reading, phases.registration, result.seconds_search, phases.writing,
+              dir.c_str());
+  if (error_mm) std::printf("mean displacement error against the truth: %.4f mm\n", *error_mm);
+}
+
 }  // namespace
 
 RegistrationResult run_pipeline(const Pipeline& p, const PluginHost& plugins, HostServices& services) {
@@ -223,20 +242,7 @@ RegistrationResult run_pipeline(const Pipeline& p, const PluginHost& plugins, Ho
       write_outputs(p, images, result, plugins, services, start, phases);
   const double total = std::chrono::duration<double>(Clock::now() - start).count();
 
-  for (const auto& c : result.components)
-    std::printf("%-9s %s %s%s\n", c.role.c_str(), c.id.c_str(), c.version.c_str(),
-                c.fallback_from.empty() ? "" : (" (instead of " + c.fallback_from + ")").c_str());
-  for (const auto& s : result.stages)
-    if (s.level_setup)
-      std::printf("  %-40s %47.3f s\n", s.name.c_str(), s.seconds);
-    else
-      std::printf("  %-40s %8lld evaluations  best cost %.6f  %.3f s\n", s.name.c_str(), s.evaluations,
-                  s.best_cost, s.seconds);
-  std::printf("total %.3f s (reading %.3f s, registration %.3f s of which search %.3f s, "
-              "writing %.3f s); outputs in %s\n",
-              total, phases.reading, phases.registration, result.seconds_search, phases.writing,
-              p.outputs.dir.c_str());
-  if (error_mm) std::printf("mean displacement error against the truth: %.4f mm\n", *error_mm);
+  if (services.reports_summaries()) print_summary(result, phases, total, p.outputs.dir, error_mm);
   return result;
 }
 

@@ -3,13 +3,25 @@
 
 namespace regpipe_common_cuda {
 
+namespace {
+
+// Why CUDA cannot start, in the words a user without a GPU expects: the CUDA runtime says
+// "driver version is insufficient" when there is no driver at all.
+std::string no_gpu_reason(cudaError_t e) {
+  if (e == cudaSuccess || e == cudaErrorNoDevice) return "no GPU: this machine has no CUDA device";
+  if (e == cudaErrorInsufficientDriver)
+    return "no GPU: this machine has no NVIDIA driver, or one too old for CUDA " +
+           std::to_string(CUDART_VERSION / 1000) + "." + std::to_string(CUDART_VERSION % 1000 / 10);
+  return std::string("no GPU: CUDA could not start (") + cudaGetErrorString(e) + ")";
+}
+
+}  // namespace
+
 DeviceInfo select_device(int index, const std::string& cpu_alternative) {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0)
-    throw rp::Error(RP_DEVICE, std::string("no CUDA device (") +
-                                   (e != cudaSuccess ? cudaGetErrorString(e) : "none found") +
-                                   "): use " + cpu_alternative + ", its CPU counterpart");
+    throw rp::Error(RP_DEVICE, no_gpu_reason(e) + "; use " + cpu_alternative + ", its CPU counterpart");
   if (index < 0 || index >= count)
     throw rp::Error(RP_DEVICE, "device=" + std::to_string(index) + " but " + std::to_string(count) +
                                    " CUDA device(s) are present (0.." + std::to_string(count - 1) +

@@ -18,6 +18,8 @@ class HostServices {
 
   void log(int32_t level, const std::string& message);
   void progress(double fraction, const std::string& what);
+  // Whether a run prints its summary on stdout: not with --quiet (errors only).
+  bool reports_summaries() const { return min_level_ <= RP_LOG_WARNING; }
   bool cancel_requested() const { return cancel_.load(); }
   void request_cancel() { cancel_.store(true); }
   // Installs a SIGINT handler that requests cancellation of the process-wide services.
