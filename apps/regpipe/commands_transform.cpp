@@ -11,8 +11,7 @@
 #include <regpipe/host/error.hpp>
 #include <regpipe/host/image.hpp>
 #include <regpipe/host/transform_file.hpp>
-
-#include <Eigen/Dense>
+#include <regpipe/host/transform_io.hpp>
 
 #include <cstdio>
 #include <map>
@@ -36,31 +35,39 @@ struct TransformOptions {
 class ChainImages {
  public:
   ChainImages(const TransformOptions& o, const std::vector<TransformArgument>& inputs)
-      : paths_(inputs.size() + 1) {
-    if (!o.src.empty()) set(0, o.src, "--src");
-    if (!o.ref.empty()) set(inputs.size(), o.ref, "--ref");
+      : spaces_(inputs.size() + 1) {
+    if (!o.src.empty()) name(0, o.src, "--src");
+    if (!o.ref.empty()) name(inputs.size(), o.ref, "--ref");
     for (size_t i = 0; i < inputs.size(); ++i) {
-      const std::string name = inputs[i].path.string();
-      if (inputs[i].src) set(i, *inputs[i].src, "src= of '" + name + "'");
-      if (inputs[i].ref) set(i + 1, *inputs[i].ref, "ref= of '" + name + "'");
+      const std::string file = "'" + inputs[i].path.string() + "'";
+      if (inputs[i].src) name(i, *inputs[i].src, "src= of " + file);
+      if (inputs[i].ref) name(i + 1, *inputs[i].ref, "ref= of " + file);
     }
   }
 
-  // The images FSL's -in (space `from`) and -ref (space `to`) of `file`.
-  FslImages fsl_images(size_t from, size_t to, const fs::path& file, const char* how) {
-    if (!paths_[from] || !paths_[to])
+  // FLIRT's -in (the image of space `from`) and -ref (space `to`) for FSL file `file`; `how`
+  // tells the user how to name them when one is missing.
+  FslImages fsl_images(size_t from, size_t to, const fs::path& file, const std::string& how) {
+    if (!spaces_[from] || !spaces_[to])
       throw UserError("transform '" + file.string() + "' is FSL's: its matrix is in the voxel "
                       "coordinates of the two images it relates, and " + how);
-    return {&image(*paths_[from]), &image(*paths_[to])};
+    return {&image(spaces_[from]->path), &image(spaces_[to]->path)};
   }
 
  private:
-  void set(size_t space, const fs::path& path, const std::string& source) {
-    std::optional<std::pair<fs::path, std::string>>& slot = paths_[space];
-    if (slot && !same_file(slot->first, path))
-      throw UserError("two images for one space of the chain: '" + slot->first.string() +
-                      "' (" + slot->second + ") and '" + path.string() + "' (" + source + ")");
-    if (!slot) slot = std::make_pair(path, source);
+  struct NamedImage {
+    fs::path path;
+    std::string named_by;  // "--src", "ref= of 'a.mat'"
+  };
+
+  void name(size_t space, const fs::path& path, const std::string& named_by) {
+    std::optional<NamedImage>& slot = spaces_[space];
+    if (!slot) {
+      slot = NamedImage{path, named_by};
+    } else if (!same_file(slot->path, path)) {
+      throw UserError("two images for one space of the chain: '" + slot->path.string() + "' (" +
+                      slot->named_by + ") and '" + path.string() + "' (" + named_by + ")");
+    }
   }
 
   static bool same_file(const fs::path& a, const fs::path& b) {
@@ -68,13 +75,13 @@ class ChainImages {
     return fs::equivalent(a, b, ec) || a.lexically_normal() == b.lexically_normal();
   }
 
-  const Image& image(const std::pair<fs::path, std::string>& entry) {
-    auto found = images_.find(entry.first);
-    if (found == images_.end()) found = images_.emplace(entry.first, read_image(entry.first)).first;
+  const Image& image(const fs::path& path) {
+    auto found = images_.find(path);
+    if (found == images_.end()) found = images_.emplace(path, read_image(path)).first;
     return found->second;
   }
 
-  std::vector<std::optional<std::pair<fs::path, std::string>>> paths_;  // path, who named it
+  std::vector<std::optional<NamedImage>> spaces_;
   std::map<fs::path, Image> images_;  // read once, when an FSL file needs it
 };
 
@@ -83,16 +90,11 @@ std::optional<TransformFormat> format_option(const std::string& name) {
   return parse_transform_format(name);
 }
 
-Eigen::Matrix4d inverse_of(const Eigen::Matrix4d& m, const std::vector<TransformArgument>& inputs) {
-  Eigen::Matrix4d inverse;
-  bool invertible = false;
-  m.computeInverseWithCheck(inverse, invertible, 1e-12);
-  if (!invertible) {
-    std::string names;
-    for (const auto& input : inputs) names += (names.empty() ? "'" : ", '") + input.path.string() + "'";
-    throw UserError("cannot invert the transform of " + names + ": its matrix is singular");
-  }
-  return inverse;
+// "the transform of 'a.mat', 'b.tfm'", for messages about the chain's result.
+std::string chain_name(const std::vector<TransformArgument>& inputs) {
+  std::string names;
+  for (const auto& input : inputs) names += (names.empty() ? "'" : ", '") + input.path.string() + "'";
+  return "the transform of " + names;
 }
 
 int run_transform(const TransformOptions& o) {
@@ -103,9 +105,8 @@ int run_transform(const TransformOptions& o) {
     throw UserError("output '" + output.path.string() +
                     "': its images are the chain's first and last, given as --src and --ref");
   const std::optional<TransformFormat> in_format = format_option(o.in_format);
-  const TransformFormat out_format = output.format    ? *output.format
-                                     : !o.out_format.empty() ? parse_transform_format(o.out_format)
-                                                             : output_transform_format(output.path);
+  const std::optional<TransformFormat> out_named = output.format ? output.format : format_option(o.out_format);
+  const TransformFormat out_format = out_named ? *out_named : output_transform_format(output.path);
   ChainImages images(o, inputs);
 
   // Input i maps reference world i+1 to moving world i, so the chain's matrix, reference world
@@ -113,8 +114,8 @@ int run_transform(const TransformOptions& o) {
   Eigen::Matrix4d ref_to_mov = Eigen::Matrix4d::Identity();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TransformArgument& input = inputs[i];
-    const TransformFormat format =
-        input.format ? *input.format : in_format ? *in_format : detect_transform_format(input.path);
+    const std::optional<TransformFormat> named = input.format ? input.format : in_format;
+    const TransformFormat format = named ? *named : detect_transform_format(input.path);
     const FslImages fsl =
         format == TransformFormat::Fsl
             ? images.fsl_images(i, i + 1, input.path,
@@ -126,7 +127,7 @@ int run_transform(const TransformOptions& o) {
 
   // Inverted, the output registers space n onto space 0.
   const size_t n = inputs.size();
-  if (o.invert) ref_to_mov = inverse_of(ref_to_mov, inputs);
+  if (o.invert) ref_to_mov = checked_inverse(ref_to_mov, chain_name(inputs));
   const FslImages fsl =
       out_format == TransformFormat::Fsl
           ? images.fsl_images(o.invert ? n : 0, o.invert ? 0 : n, output.path,

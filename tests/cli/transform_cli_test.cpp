@@ -174,7 +174,7 @@ TEST_F(TransformCliTest, BadInputIsRefusedWithExitStatus2AndNoFile) {
       {in("three.mat") + " --src " + epi + " --ref " + t1, "three.mat': line 1 has 3 numbers"},
       {in("short.txt"), "short.txt': found 3 lines of numbers"},
       {in("row.txt"), "row.txt': the last row is '0 0 1 1', an affine matrix has 0 0 0 1"},
-      {in("singular.tfm") + " --invert", "cannot invert the transform of '" + (*this / "singular.tfm").string() + "': its matrix is singular"},
+      {in("singular.tfm") + " --invert", "the transform of '" + (*this / "singular.tfm").string() + "' is singular and cannot be inverted"},
       {in("flirt.mat"), "flirt.mat' is FSL's: its matrix is in the voxel coordinates of the two images"},
       {in("flirt.mat") + " --src " + epi, "flirt.mat' is FSL's"},
       {in("good.tfm") + " --out-format fsl", "out.tfm' is FSL's: its matrix is in the voxel coordinates of the two images it relates, and writing it needs --src and --ref"},

@@ -44,14 +44,6 @@ Eigen::Matrix4d fsl_scaled_from_voxel(const Image& image) {
 // RAS <-> LPS: negate x and y (its own inverse).
 Eigen::Matrix4d lps_ras_flip() { return Eigen::Vector4d(-1.0, -1.0, 1.0, 1.0).asDiagonal(); }
 
-Eigen::Matrix4d checked_inverse(const Eigen::Matrix4d& m, const std::string& what) {
-  Eigen::Matrix4d inverse;
-  bool invertible = false;
-  m.computeInverseWithCheck(inverse, invertible, 1e-12);
-  if (!invertible) throw UserError(what + " is singular and cannot be inverted");
-  return inverse;
-}
-
 // Numbers printed with `format` and joined by `separator`.
 std::string format_numbers(const std::vector<double>& values, const char* format,
                            const std::string& separator) {
@@ -111,6 +103,14 @@ void require_affine_last_row(const Eigen::Matrix4d& m, const fs::path& path) {
 }
 
 }  // namespace
+
+Eigen::Matrix4d checked_inverse(const Eigen::Matrix4d& m, const std::string& what) {
+  Eigen::Matrix4d inverse;
+  bool invertible = false;
+  m.computeInverseWithCheck(inverse, invertible, 1e-12);
+  if (!invertible) throw UserError(what + " is singular and cannot be inverted");
+  return inverse;
+}
 
 Eigen::Matrix4d to_fsl_matrix(const Eigen::Matrix4d& ref_to_mov, const Image& reference,
                               const Image& moving) {

@@ -7,8 +7,12 @@
 
 #include <Eigen/Core>
 #include <filesystem>
+#include <string>
 
 namespace regpipe {
+
+// The inverse of `m`; a UserError "<what> is singular and cannot be inverted" when it has none.
+Eigen::Matrix4d checked_inverse(const Eigen::Matrix4d& m, const std::string& what);
 
 // FLIRT's matrix maps moving (input) "scaled voxel" coordinates to reference scaled voxel
 // coordinates: voxel index times voxel size, with x mirrored (nx-1-i) when the image's
