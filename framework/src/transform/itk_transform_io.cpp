@@ -55,8 +55,7 @@ std::string reason_of(const itk::ExceptionObject& e, const std::string& fallback
   return reason.empty() ? fallback : reason;
 }
 
-// What a file that is not one 3D affine holds, for the refusal: "BSplineTransform_double_3_3",
-// "2 transforms (AffineTransform_double_3_3, DisplacementFieldTransform_double_3_3)".
+// "AffineTransform_double_3_3, Euler3DTransform_double_3_3"
 template <typename Transforms>
 std::string names_of(const Transforms& transforms) {
   std::string names;
@@ -65,6 +64,9 @@ std::string names_of(const Transforms& transforms) {
   return names;
 }
 
+// What a file that is not one 3D affine holds, for the refusal: "BSplineTransform_double_3_3",
+// "2 transforms (AffineTransform_double_3_3, DisplacementFieldTransform_double_3_3)",
+// "CompositeTransform_double_3_3 of 2 (AffineTransform_double_3_3, ...)".
 std::string contents_of(const itk::TransformFileReaderTemplate<double>::TransformListType& list) {
   if (list.size() != 1) return std::to_string(list.size()) + " transforms (" + names_of(list) + ")";
   const std::string name = list.front()->GetTransformTypeAsString();
@@ -153,8 +155,8 @@ Eigen::Matrix4d read_itk_transform(const fs::path& path) {
   }
   const auto& list = *reader->GetTransformList();
   const std::string supported =
-      "one 3D affine (AffineTransform, Euler3DTransform, VersorRigid3DTransform, "
-      "Similarity3DTransform, ... of 3 dimensions) is supported";
+      "one 3D affine transform (AffineTransform, Euler3DTransform, VersorRigid3DTransform, "
+      "Similarity3DTransform, ...) is supported";
   if (list.empty()) throw read_error(path, "it holds no transform; " + supported);
   const auto* transform = list.size() == 1 ? dynamic_cast<const MatrixOffset*>(list.front().GetPointer()) : nullptr;
   if (!transform) throw read_error(path, "it holds " + contents_of(list) + "; " + supported);
