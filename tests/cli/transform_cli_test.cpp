@@ -99,6 +99,21 @@ TEST_F(TransformCliTest, ConvertsThroughEveryFormat) {
   EXPECT_EQ(regpipe::detect_transform_format(*this / "f.txt"), TransformFormat::Itk);
 }
 
+TEST_F(TransformCliTest, NamedFormatsBeatTheExtension) {
+  // A world matrix and an FSL matrix under names that tell nothing, and an ITK text file
+  // under .txt (which alone reads as a world matrix on output).
+  const Eigen::Matrix4d t = affine(0.25, 5);
+  regpipe::write_transform(*this / "w.xfm", TransformFormat::World, t);
+  expect_ok("--in-format world " + quoted(*this / "w.xfm") + " -o itk:" + quoted(*this / "itk.txt"));
+  EXPECT_EQ(regpipe::detect_transform_format(*this / "itk.txt"), TransformFormat::Itk);
+  EXPECT_LT(max_difference(read("itk.txt", TransformFormat::Itk), t), 1e-9);
+  expect_ok("world:" + quoted(*this / "w.xfm") + " --src " + quoted(path("epi")) + " --ref " +
+            quoted(path("t1")) + " --out-format fsl -o " + quoted(*this / "f.xfm"));
+  EXPECT_LT(max_difference(regpipe::read_matrix_file(*this / "f.xfm"),
+                           regpipe::to_fsl_matrix(t, images_.at("t1"), images_.at("epi"))),
+            1e-9);
+}
+
 TEST_F(TransformCliTest, InvertingTwiceGivesTheTransformBack) {
   const Eigen::Matrix4d t = affine(0.3, 7);
   regpipe::write_itk_transform(*this / "t.tfm", t);
