@@ -29,6 +29,7 @@ Command add_validate(CLI::App& app, CommonOptions& common);
 Command add_plugins(CLI::App& app, CommonOptions& common);
 Command add_phantom(CLI::App& app);
 Command add_compare(CLI::App& app, CommonOptions& common);
+Command add_transform(CLI::App& app);
 
 // Exit statuses.
 constexpr int kExitOk = 0;

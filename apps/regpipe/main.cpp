@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   commands[phantom] = add_phantom(*phantom);
   CLI::App* compare = add("compare", "Compare cost functions on one image pair: agreement, speed, profiles, registrations");
   commands[compare] = add_compare(*compare, common);
+  CLI::App* transform = add("transform", "Convert, concatenate and invert affine transform files (FSL, ITK, ANTs, world)");
+  commands[transform] = add_transform(*transform);
 
   try {
     app.parse(argc, argv);

@@ -97,7 +97,8 @@ TEST_F(BatchTest, RegistersEveryMovingImageToItsTruth) {
   const std::string out = run("run " + shell_quoted(pipeline()), &status);
   ASSERT_EQ(status, 0) << out;
   for (const Case& c : kCases) {
-    for (const char* f : {"transform.mat", "transform.tfm", "transform_world.txt", "report.json"})
+    for (const char* f :
+         {"transform.mat", "transform.tfm", "0GenericAffine.mat", "transform_world.txt", "report.json"})
       EXPECT_TRUE(fs::is_regular_file(result() / c.name / f)) << c.name << "/" << f;
     const double error = error_mm(c);
     std::printf("%s (%s deg, %s mm): mean displacement error %.4f mm\n", c.name, c.angle_deg,
@@ -183,7 +184,7 @@ TEST_F(BatchTest, ParallelIoGivesTheSequentialBatchsFiles) {
   }
   const auto reference = regpipe::read_image(dir_ / "reference.nii.gz");
   for (const Case& c : kCases) {
-    for (const char* f : {"transform.mat", "transform.tfm", "transform_world.txt"})
+    for (const char* f : {"transform.mat", "transform.tfm", "0GenericAffine.mat", "transform_world.txt"})
       EXPECT_EQ(file_text(parallel / c.name / f), file_text(sequential / c.name / f)) << c.name << "/" << f;
     const auto a = regpipe::read_image(sequential / c.name / "registered.nii.gz");
     const auto b = regpipe::read_image(parallel / c.name / "registered.nii.gz");

@@ -1,5 +1,6 @@
 // End-to-end runs of the regpipe executable: the built-in example and bad input.
 #include <regpipe/host/image.hpp>
+#include <regpipe/host/transform_io.hpp>
 
 #include "support/test_support.hpp"
 
@@ -65,8 +66,12 @@ TEST_F(CliTest, BuiltInExampleRecoversTheKnownTransform) {
       run("run " + quoted(pipeline()) + " --set registration.cost.plugin=cpu.cr --quiet", &status);
   ASSERT_EQ(status, 0) << out;
   const fs::path result = dir_ / "demo" / "result";
-  for (const char* f : {"transform.mat", "transform.tfm", "transform_world.txt", "registered.nii.gz", "report.json"})
+  for (const char* f : {"transform.mat", "transform.tfm", "0GenericAffine.mat", "transform_world.txt",
+                        "registered.nii.gz", "report.json"})
     EXPECT_TRUE(fs::is_regular_file(result / f)) << f;
+  // ANTs' binary affine holds the same transform as ITK's text file.
+  EXPECT_EQ(regpipe::read_itk_transform(result / "0GenericAffine.mat"),
+            regpipe::read_itk_transform(result / "transform.tfm"));
   nlohmann::json report = nlohmann::json::parse(std::ifstream(result / "report.json"));
   const double error_mm = report["evaluation"]["mean_displacement_mm"];
   std::printf("phantom: mean displacement error %.4f mm\n", error_mm);

@@ -1,5 +1,5 @@
-// FSL .mat, world RAS and ITK .tfm conventions (hand-derived cases, derivations in
-// docs/coordinates.md) and the text files.
+// FSL .mat and world RAS conventions (hand-derived cases, derivations in docs/coordinates.md)
+// and their text files; ITK's files are in itk_transform_io_test.cpp.
 #include <regpipe/host/error.hpp>
 #include <regpipe/host/transform.hpp>
 #include <regpipe/host/transform_io.hpp>
@@ -162,32 +162,6 @@ TEST(TransformIo, WorldMatrixFileKeepsFullPrecision) {
   EXPECT_EQ(regpipe::read_matrix_file(dir / "w.txt"), m);  // bit for bit
 }
 
-TEST(TransformIo, ItkTfmWritesAndReadsTheAffine) {
-  TempDir dir;
-  Eigen::Matrix4d m = translation(1.5, -2, 3);
-  m.topLeftCorner<3, 3>() << 0, -1, 0, 1, 0, 0, 0, 0, 2;
-  regpipe::write_itk_tfm(dir / "t.tfm", m);
-  EXPECT_EQ(contents(dir / "t.tfm"),
-            "#Insight Transform File V1.0\n"
-            "#Transform 0\n"
-            "Transform: AffineTransform_double_3_3\n"
-            "Parameters: 0 -1 0 1 0 0 0 0 2 1.5 -2 3\n"
-            "FixedParameters: 0 0 0\n");
-  EXPECT_EQ(regpipe::read_itk_tfm(dir / "t.tfm"), m);
-}
-
-TEST(TransformIo, ItkTfmWithACentreAndTheBaseClassName) {
-  // ITK: x -> A (x - c) + c + t. A = 2 I, c = (1,1,1), t = (0,0,5): offset = c + t - A c.
-  TempDir dir;
-  std::ofstream(dir / "c.tfm") << "#Insight Transform File V1.0\n#Transform 0\n"
-                                  "Transform: MatrixOffsetTransformBase_double_3_3\n"
-                                  "Parameters: 2 0 0 0 2 0 0 0 2 0 0 5\n"
-                                  "FixedParameters: 1 1 1\n";
-  Eigen::Matrix4d expected = translation(-1, -1, 4);
-  expected.topLeftCorner<3, 3>() *= 2;
-  EXPECT_EQ(regpipe::read_itk_tfm(dir / "c.tfm"), expected);
-}
-
 TEST(TransformIo, BadFilesAreUserErrorsNamingTheProblem) {
   TempDir dir;
   auto write = [&](const std::string& name, const std::string& text) {
@@ -207,21 +181,6 @@ TEST(TransformIo, BadFilesAreUserErrorsNamingTheProblem) {
        "line 2: 'one' is not a finite number"},
       {[&] { regpipe::read_matrix_file(write("row.mat", "1 0 0 0\n0 1 0 0\n0 0 1 0\n0 0 1 1\n")); },
        "an affine matrix has 0 0 0 1"},
-      {[&] { regpipe::read_itk_tfm(write("plain.tfm", "1 0 0 0\n")); },
-       "not an ITK transform file"},
-      {[&] {
-         regpipe::read_itk_tfm(
-             write("euler.tfm",
-                   "#Insight Transform File V1.0\n#Transform 0\n"
-                   "Transform: Euler3DTransform_double_3_3\nParameters: 0 0 0 0 0 0\n"));
-       },
-       "holds a 'Euler3DTransform_double_3_3'"},
-      {[&] {
-         regpipe::read_itk_tfm(write("count.tfm",
-                                     "#Insight Transform File V1.0\n#Transform 0\n"
-                                     "Transform: AffineTransform_double_3_3\nParameters: 1 0 0\n"));
-       },
-       "has 3 Parameters"},
   };
   for (const auto& c : cases) {
     const std::string message = message_of(c.read);

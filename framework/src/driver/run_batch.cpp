@@ -16,6 +16,7 @@
 #include <regpipe/host/error.hpp>
 #include <regpipe/host/image.hpp>
 #include <regpipe/host/io_pipeline.hpp>
+#include <regpipe/host/transform_io.hpp>
 
 #include "driver/run_outputs.hpp"
 
@@ -162,6 +163,7 @@ size_t run_batch(const Pipeline& p, const PluginHost& plugins, HostServices& ser
   const size_t n = p.inputs.moving.size();
   const BatchIo io = batch_io(p.outputs.parallel_io);
   prepare_image_io();  // before any worker thread creates an ITK reader or writer
+  prepare_transform_io();
 
   // Declared in this order so that, leaving early (Ctrl-C), the reads stop first and the
   // results already registered are written while `images` and `results` still exist.

@@ -114,7 +114,8 @@ std::optional<double> write_output_files(const Pipeline& p, const Image& referen
   const fs::path base = p.outputs.dir / p.outputs.prefix;
   if (p.outputs.transforms) {
     write_fsl_mat(base.string() + "transform.mat", fsl);
-    write_itk_tfm(base.string() + "transform.tfm", result.ref_to_mov);
+    write_itk_transform(base.string() + "transform.tfm", result.ref_to_mov);
+    write_itk_transform(base.string() + "0GenericAffine.mat", result.ref_to_mov);  // ANTs' name
     write_world_matrix(base.string() + "transform_world.txt", to_world_ras_forward(result.ref_to_mov));
   }
   if (registered && p.outputs.registered_image)

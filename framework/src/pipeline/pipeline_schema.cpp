@@ -58,7 +58,8 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
        "Output folder (created if missing; its parent must exist)."},
       {"outputs.prefix", "string", "\"\"", "Prefix of every output file name."},
       {"outputs.transforms", "bool", "true",
-       "Write transform.mat (FSL), transform.tfm (ITK) and transform_world.txt."},
+       "Write transform.mat (FSL), transform.tfm (ITK), 0GenericAffine.mat (ANTs) and "
+       "transform_world.txt."},
       {"outputs.registered_image", "bool", "true",
        "Write the moving image resampled into the reference grid."},
       {"outputs.interpolation", "one of nearest, trilinear, sinc, bspline", "bspline",

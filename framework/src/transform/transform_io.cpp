@@ -10,15 +10,12 @@
 // (NITRC snippet package 1), whose scaling matrix is diag(pixdim) followed by the flip
 // i -> (nx-1) - i when det > 0; and the freesurferformats documentation of
 // fsl.scaled.voxel.matrix, which states the same rule as applied by MRtrix3 and FreeSurfer.
-//
-// ITK .tfm: AffineTransform_double_3_3 maps fixed (reference) LPS points to moving LPS
-// points, x -> A (x - c) + c + t with c the FixedParameters: the abi.h direction itself.
+// ITK's files are read and written through ITK (itk_transform_io.cpp).
 #include <regpipe/host/atomic_file.hpp>
 #include <regpipe/host/error.hpp>
 #include <regpipe/host/transform_io.hpp>
 
 #include <Eigen/Dense>
-#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -46,14 +43,6 @@ Eigen::Matrix4d fsl_scaled_from_voxel(const Image& image) {
 
 // RAS <-> LPS: negate x and y (its own inverse).
 Eigen::Matrix4d lps_ras_flip() { return Eigen::Vector4d(-1.0, -1.0, 1.0, 1.0).asDiagonal(); }
-
-Eigen::Matrix4d checked_inverse(const Eigen::Matrix4d& m, const std::string& what) {
-  Eigen::Matrix4d inverse;
-  bool invertible = false;
-  m.computeInverseWithCheck(inverse, invertible, 1e-12);
-  if (!invertible) throw UserError(what + " is singular and cannot be inverted");
-  return inverse;
-}
 
 // Numbers printed with `format` and joined by `separator`.
 std::string format_numbers(const std::vector<double>& values, const char* format,
@@ -113,11 +102,15 @@ void require_affine_last_row(const Eigen::Matrix4d& m, const fs::path& path) {
   }
 }
 
-bool starts_with(const std::string& text, const std::string& prefix) {
-  return text.compare(0, prefix.size(), prefix) == 0;
-}
-
 }  // namespace
+
+Eigen::Matrix4d checked_inverse(const Eigen::Matrix4d& m, const std::string& what) {
+  Eigen::Matrix4d inverse;
+  bool invertible = false;
+  m.computeInverseWithCheck(inverse, invertible, 1e-12);
+  if (!invertible) throw UserError(what + " is singular and cannot be inverted");
+  return inverse;
+}
 
 Eigen::Matrix4d to_fsl_matrix(const Eigen::Matrix4d& ref_to_mov, const Image& reference,
                               const Image& moving) {
@@ -159,19 +152,6 @@ void write_world_matrix(const fs::path& path, const Eigen::Matrix4d& m) {
   write_text_atomically(path, text);
 }
 
-void write_itk_tfm(const fs::path& path, const Eigen::Matrix4d& ref_to_mov) {
-  std::vector<double> parameters;
-  for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) parameters.push_back(ref_to_mov(r, c));
-  for (int r = 0; r < 3; ++r) parameters.push_back(ref_to_mov(r, 3));
-  std::string text = "#Insight Transform File V1.0\n";
-  text += "#Transform 0\n";
-  text += "Transform: AffineTransform_double_3_3\n";
-  text += "Parameters: " + format_numbers(parameters, "%.17g", " ") + "\n";
-  text += "FixedParameters: 0 0 0\n";
-  write_text_atomically(path, text);
-}
-
 Eigen::Matrix4d read_matrix_file(const fs::path& path) {
   const std::vector<std::string> lines = read_lines(path);
   std::vector<std::vector<double>> rows;
@@ -192,52 +172,6 @@ Eigen::Matrix4d read_matrix_file(const fs::path& path) {
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) m(r, c) = rows[r][c];
   require_affine_last_row(m, path);
-  return m;
-}
-
-Eigen::Matrix4d read_itk_tfm(const fs::path& path) {
-  const std::vector<std::string> lines = read_lines(path);
-  if (lines.empty() || !starts_with(lines[0], "#Insight Transform File"))
-    throw transform_error(
-        path, "not an ITK transform file (the first line is not '#Insight Transform File V1.0')");
-
-  std::vector<std::string> types;
-  std::vector<double> parameters, fixed{0.0, 0.0, 0.0};
-  for (size_t i = 0; i < lines.size(); ++i) {
-    const std::string& line = lines[i];
-    const size_t colon = line.find(':');
-    const std::string value = colon == std::string::npos ? "" : line.substr(colon + 1);
-    if (starts_with(line, "Transform:")) {
-      std::istringstream(value) >> types.emplace_back();
-    } else if (starts_with(line, "Parameters:")) {
-      parameters = parse_numbers(value, path, i + 1);
-    } else if (starts_with(line, "FixedParameters:")) {
-      fixed = parse_numbers(value, path, i + 1);
-    }
-  }
-  const std::vector<std::string> affine_types{
-      "AffineTransform_double_3_3", "AffineTransform_float_3_3",
-      "MatrixOffsetTransformBase_double_3_3", "MatrixOffsetTransformBase_float_3_3"};
-  const std::string supported = "a single 3D affine (AffineTransform_double_3_3) is supported";
-  if (types.size() != 1)
-    throw transform_error(path,
-                          "holds " + std::to_string(types.size()) + " transforms; " + supported);
-  if (std::find(affine_types.begin(), affine_types.end(), types[0]) == affine_types.end())
-    throw transform_error(path, "holds a '" + types[0] + "'; " + supported);
-  if (parameters.size() != 12)
-    throw transform_error(path,
-                          "has " + std::to_string(parameters.size()) +
-                              " Parameters; a 3D affine has 12 (9 matrix entries, 3 translations)");
-  if (fixed.size() != 3)
-    throw transform_error(path, "has " + std::to_string(fixed.size()) +
-                                    " FixedParameters; a 3D affine has 3 (the centre)");
-
-  Eigen::Matrix4d m = Eigen::Matrix4d::Identity();
-  for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) m(r, c) = parameters[3 * r + c];
-  const Eigen::Vector3d centre(fixed[0], fixed[1], fixed[2]);
-  const Eigen::Vector3d translation(parameters[9], parameters[10], parameters[11]);
-  m.topRightCorner<3, 1>() = translation + centre - m.topLeftCorner<3, 3>() * centre;
   return m;
 }
 

@@ -1,0 +1,25 @@
+// One transform file named on `regpipe transform`'s command line:
+//   [FORMAT:]PATH[:src=IMAGE][:ref=IMAGE]
+// FORMAT is fsl, itk, ants or world; src and ref are the images an FSL matrix relates
+// (FLIRT's -in and -ref). A path may hold ':' elsewhere; "fsl:" etc. only count at the start
+// and ":src=" / ":ref=" only after the path.
+#pragma once
+
+#include <regpipe/host/transform_file.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace regpipe::cli {
+
+struct TransformArgument {
+  std::filesystem::path path;
+  std::optional<TransformFormat> format;
+  std::optional<std::filesystem::path> src, ref;
+};
+
+// UserError on an unknown key (":foo=") or an empty path or image.
+TransformArgument parse_transform_argument(const std::string& text);
+
+}  // namespace regpipe::cli
