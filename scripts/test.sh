@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# The test suite: install, build, run every ctest label (gpu tests skip without a device).
+# The test suite: install, build, run every ctest label (gpu tests skip without a device; the
+# interop tests use the readers scripts/install-test-tools.sh installs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
+bash scripts/install-test-tools.sh
+export REGPIPE_TEST_PYTHON="$PWD/build/interop-venv/bin/python"
 ctest --test-dir build --output-on-failure -j "${REGPIPE_TEST_JOBS:-2}" --timeout 1500

@@ -6,6 +6,7 @@
 #include <regpipe/host/transform_file.hpp>
 #include <regpipe/host/transform_io.hpp>
 
+#include "support/python.hpp"
 #include "support/test_support.hpp"
 
 #include <Eigen/Dense>
@@ -14,34 +15,14 @@
 
 namespace fs = std::filesystem;
 using regpipe::TransformFormat;
+using regpipe::test::python_lacks;
+using regpipe::test::python_numbers;
 using regpipe::test::run_command;
 using regpipe::test::TempDir;
 
 namespace {
 
 std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
-
-// Why python3 cannot import `module`; nothing when it can.
-std::optional<std::string> python_lacks(const std::string& module, const std::string& package) {
-  std::string out;
-  if (run_command("python3 -c 'import " + module + "'", &out) == 0) return std::nullopt;
-  // The traceback's last line says why ("ModuleNotFoundError: No module named ...").
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return "python3 cannot import " + module + " (pip install " + package + "): " +
-         out.substr(out.find_last_of('\n') + 1);
-}
-
-// Runs a python script with arguments; the numbers it prints.
-std::vector<double> python_numbers(const TempDir& dir, const std::string& script,
-                                   const std::string& args) {
-  std::ofstream(dir / "script.py") << script;
-  std::string out;
-  EXPECT_EQ(run_command("python3 " + quoted(dir / "script.py") + " " + args, &out), 0) << out;
-  std::istringstream words(out);
-  std::vector<double> numbers;
-  for (double v; words >> v;) numbers.push_back(v);
-  return numbers;
-}
 
 Eigen::Matrix4d matrix_of(const std::vector<double>& numbers, size_t first) {
   Eigen::Matrix4d m;

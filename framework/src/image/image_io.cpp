@@ -7,6 +7,7 @@
 #include <regpipe/host/image.hpp>
 
 #include "image/data_completeness.hpp"
+#include "io/itk_message.hpp"
 #include "image/nifti_header.hpp"
 #include "image/stored_values.hpp"
 
@@ -36,7 +37,6 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
-#include <regex>
 #include <string>
 #include <type_traits>
 
@@ -103,16 +103,9 @@ std::string lowercase(std::string s) {
   return s;
 }
 
-// ITK descriptions start with "ITK ERROR: NrrdImageIO(0x55d0...): " and may span lines;
-// the message keeps only the words that explain.
+// The words of an ITK exception that explain, on one line.
 std::string reason_of(const itk::ExceptionObject& e) {
-  static const std::regex object_prefix(R"(ITK ERROR: \w+\(0x[0-9a-fA-F]+\): )");
-  static const std::regex line_breaks(R"(\s*\n\s*)");
-  std::string text = std::regex_replace(e.GetDescription(), object_prefix, "");
-  text = std::regex_replace(text, line_breaks, " ");
-  while (!text.empty() &&
-         (std::isspace(static_cast<unsigned char>(text.back())) || text.back() == ':'))
-    text.pop_back();
+  const std::string text = readable_itk_description(e.GetDescription());
   return text.empty() ? "ITK could not read it" : text;
 }
 
