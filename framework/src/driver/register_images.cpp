@@ -4,6 +4,7 @@
 #include "driver/create_component.hpp"
 #include "driver/device_path.hpp"
 #include "driver/objective.hpp"
+#include "driver/start_transform.hpp"
 #include <regpipe/host/pyramid.hpp>
 
 #include <regpipe_common/parallel_slabs.hpp>
@@ -64,9 +65,7 @@ std::vector<std::unique_ptr<CostInstance>> level_costs(const PipelineRegistratio
 
 }  // namespace
 
-// From the mass moments in index space (one pass of multiply-adds), since
-// sum w |A i + d|^2 = trace(A^T A M2) + 2 d^T A M1 + M0 |d|^2 for world = A i + b, d = b - centre.
-double mass_radius_mm(const Image& image, const Eigen::Vector3d& centre) {
+IndexMoments index_moments(const Image& image) {
   // The rows' sums in parallel (each row summed in order, as one loop would), then added
   // row by row in order: the serial result bit for bit on any number of threads.
   const uint32_t nx = image.dims[0], ny = image.dims[1], nz = image.dims[2];
@@ -87,32 +86,37 @@ double mass_radius_mm(const Image& image, const Eigen::Vector3d& centre) {
       row_sums[row] = {r0, r1, r2};
     }
   });
-  double m0 = 0.0;
-  Eigen::Vector3d m1 = Eigen::Vector3d::Zero();
-  Eigen::Matrix3d m2 = Eigen::Matrix3d::Zero();
+  IndexMoments m;
   size_t row = 0;
   for (uint32_t z = 0; z < nz; ++z)
     for (uint32_t y = 0; y < ny; ++y, ++row) {
       const auto [r0, r1, r2] = row_sums[row];
       if (r0 == 0.0) continue;
       const double yd = y, zd = z;
-      m0 += r0;
-      m1 += Eigen::Vector3d(r1, yd * r0, zd * r0);
-      m2(0, 0) += r2;
-      m2(0, 1) += yd * r1;
-      m2(0, 2) += zd * r1;
-      m2(1, 1) += yd * yd * r0;
-      m2(1, 2) += yd * zd * r0;
-      m2(2, 2) += zd * zd * r0;
+      m.m0 += r0;
+      m.m1 += Eigen::Vector3d(r1, yd * r0, zd * r0);
+      m.m2(0, 0) += r2;
+      m.m2(0, 1) += yd * r1;
+      m.m2(0, 2) += zd * r1;
+      m.m2(1, 1) += yd * yd * r0;
+      m.m2(1, 2) += yd * zd * r0;
+      m.m2(2, 2) += zd * zd * r0;
     }
-  if (m0 == 0.0) return 50.0;
-  m2(1, 0) = m2(0, 1);
-  m2(2, 0) = m2(0, 2);
-  m2(2, 1) = m2(1, 2);
+  m.m2(1, 0) = m.m2(0, 1);
+  m.m2(2, 0) = m.m2(0, 2);
+  m.m2(2, 1) = m.m2(1, 2);
+  return m;
+}
+
+// From the mass moments in index space, since
+// sum w |A i + d|^2 = trace(A^T A M2) + 2 d^T A M1 + M0 |d|^2 for world = A i + b, d = b - centre.
+double mass_radius_mm(const Image& image, const Eigen::Vector3d& centre) {
+  const IndexMoments m = index_moments(image);
+  if (m.m0 == 0.0) return 50.0;
   const Eigen::Matrix3d a = image.voxel_to_world.topLeftCorner<3, 3>();
   const Eigen::Vector3d d = image.voxel_to_world.topRightCorner<3, 1>() - centre;
-  const double sum = (a.transpose() * a * m2).trace() + 2.0 * d.dot(a * m1) + m0 * d.squaredNorm();
-  return std::max(10.0, std::sqrt(std::max(0.0, sum) / m0));
+  const double sum = (a.transpose() * a * m.m2).trace() + 2.0 * d.dot(a * m.m1) + m.m0 * d.squaredNorm();
+  return std::max(10.0, std::sqrt(std::max(0.0, sum) / m.m0));
 }
 
 namespace {
@@ -215,7 +219,7 @@ namespace {
 // The moving image's centre of mass on another thread (a float image's is one serial pass:
 // tens of milliseconds for 10 M voxels), when the initialisation needs it.
 std::future<Eigen::Vector3d> start_moving_centre(const PipelineRegistration& reg, const RegistrationImages& images) {
-  if (reg.initialisation != "centre_of_mass") return {};
+  if (!start_needs_moving_centre(reg)) return {};
   return std::async(std::launch::async, [&images] { return centre_of_mass(images.moving); });
 }
 
@@ -281,11 +285,7 @@ RegistrationResult register_prepared(const Pipeline& pipeline, const Registratio
   result.seconds_pyramid = seconds_since(pyramid_start);
 
   result.centre = reference.centre;
-  result.params = identity_params();
-  if (reg.initialisation == "centre_of_mass") {
-    const Eigen::Vector3d shift = moving_centre.get() - result.centre;
-    for (int i = 0; i < 3; ++i) result.params[3 + i] = shift[i];
-  }
+  result.params = start_params(reg, images, result.centre, moving_centre);
 
   const auto search_start = Clock::now();
   std::vector<CostInstance*> level_costs;
@@ -296,13 +296,13 @@ RegistrationResult register_prepared(const Pipeline& pipeline, const Registratio
   objective.set_level(0);
   if (objective.overlap(result.params) <= 0.0)
     throw UserError("the moving image does not overlap the reference at the start transform (" +
-                    reg.initialisation + "): check the images' headers" +
-                    (reg.initialisation == "identity"
+                    start_name(reg) + "): check the images' headers" +
+                    (reg.initialisation == "identity" && !reg.initial_transform
                          ? std::string(", or use registration.initialisation: centre_of_mass")
                          : std::string()));
   if (const double start = objective.shared_overlap(result.params); start < reg.min_overlap)
     services.log(RP_LOG_WARNING,
-                 "the start transform (" + reg.initialisation + ") keeps only " +
+                 "the start transform (" + start_name(reg) + ") keeps only " +
                      std::to_string(int(start * 100)) + "% of the smaller image inside the other, " +
                      "below registration.min_overlap: the search starts from the no-overlap cost");
   double f = 0.0;

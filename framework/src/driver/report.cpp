@@ -40,7 +40,12 @@ nlohmann::json make_report(const Pipeline& pipeline, const RegistrationImages& i
   report["components"] = components;
   report["registration"] = {{"dof", pipeline.registration.dof},
                             {"levels_mm", pipeline.registration.levels_mm},
-                            {"initialisation", pipeline.registration.initialisation},
+                            {"initialisation", pipeline.registration.initial_transform
+                                                   ? nlohmann::json()  // the initial transform is the start
+                                                   : nlohmann::json(pipeline.registration.initialisation)},
+                            {"initial_transform", pipeline.registration.initial_transform
+                                                      ? nlohmann::json(pipeline.registration.initial_transform->string())
+                                                      : nlohmann::json()},
                             {"bins_per_level", pipeline.registration.bins_per_level},
                             {"decouple_grids", pipeline.registration.decouple_grids},
                             {"min_overlap", pipeline.registration.min_overlap}};

@@ -212,12 +212,36 @@ void read_registration(YamlContext& ctx, const YAML::Node& root, const PluginHos
   with_child(node, "initialisation", [&](const YAML::Node& n) {
     std::string s;
     if (!ctx.read_string("registration.initialisation", n, &s)) return;
-    const std::vector<std::string> choices{"centre_of_mass", "identity"};
+    const std::vector<std::string> choices{"centre_of_mass", "identity", "geometric_centre", "moments",
+                                           "scaled_voxels"};
     if (std::find(choices.begin(), choices.end(), s) == choices.end())
       ctx.error("registration.initialisation", n,
                 "registration.initialisation=" + s + " is not one of " + join(choices, ", ") +
                     did_you_mean(s, choices));
     else r.initialisation = s;
+  });
+  with_child(node, "initial_transform", [&](const YAML::Node& n) {
+    fs::path path;
+    if (!ctx.read_path("registration.initial_transform", n, &path)) return;
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec))
+      ctx.error("registration.initial_transform", n,
+                "registration.initial_transform: '" + path.string() + "' " +
+                    (fs::exists(path, ec) ? "is not a regular file" : "does not exist"));
+    else if (node["initialisation"])
+      ctx.error("registration.initial_transform", n,
+                "registration.initial_transform and registration.initialisation are both set: the "
+                "initial transform is the start; remove one");
+    else r.initial_transform = path;
+  });
+  with_child(node, "initial_transform_format", [&](const YAML::Node& n) {
+    std::string name;
+    if (!ctx.read_string("registration.initial_transform_format", n, &name)) return;
+    try {
+      r.initial_transform_format = parse_transform_format(name);
+    } catch (const UserError& e) {
+      ctx.error("registration.initial_transform_format", n, std::string("registration.initial_transform_format: ") + e.what());
+    }
   });
   with_child(node, "bins_per_level", [&](const YAML::Node& n) {
     ctx.read_bool("registration.bins_per_level", n, &r.bins_per_level);

@@ -26,8 +26,22 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
        "optimizer's), else validation fails naming the optimizer."},
       {"registration.levels_mm", "list of numbers > 0", "[8, 4, 2, 1]",
        "Resolution levels in mm, coarsest first (FLIRT's schedule by default)."},
-      {"registration.initialisation", "one of centre_of_mass, identity", "centre_of_mass",
-       "Start point: translation aligning the centres of mass, or the scanner-space identity."},
+      {"registration.initialisation", "one of centre_of_mass, identity, geometric_centre, moments, scaled_voxels",
+       "centre_of_mass",
+       "Start point: `centre_of_mass` translates the moving image's centre of mass onto the "
+       "reference's; `identity` takes the headers as they are (scanner space); "
+       "`geometric_centre` puts the grids' centres together; `moments` also turns the "
+       "reference's principal axes of inertia onto the moving image's (of the four rotations "
+       "that do, the one nearest the identity), for heads far off in their headers; "
+       "`scaled_voxels` ignores the headers' orientations as FLIRT does without -usesqform "
+       "(FSL's scaled-voxel frames taken as one), then puts the centres of mass together."},
+      {"registration.initial_transform", "path", "(none)",
+       "Start from this transform (FLIRT -init, antsRegistration --initial-moving-transform, "
+       "elastix -t0): FSL .mat (with the pipeline's images), ITK .tfm/.txt/.h5, ANTs .mat or a "
+       "world 4x4 (.txt, moving -> reference RAS), told apart as `regpipe transform` does. The "
+       "parameters the DOF does not free keep its values. Not with registration.initialisation."},
+      {"registration.initial_transform_format", "one of fsl, itk, ants, world", "(detected)",
+       "The initial transform's format, where its extension and content do not tell."},
       {"registration.bins_per_level", "bool", "false",
        "FLIRT's histogram bins per level: the cost's `bins` at 1 mm, bins / level mm at coarser "
        "levels (at least 16), so that a coarse level's few samples cannot fill a fine histogram "

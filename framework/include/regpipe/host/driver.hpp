@@ -91,6 +91,14 @@ struct PreparedReference {
 PreparedReference prepare_reference(const Pipeline& pipeline, const RegistrationImages& images,
                                     const RegistrationComponents& components);
 
+// Mass moments of an image's positive values in voxel index space: sum w, sum w i, sum w i i^T.
+struct IndexMoments {
+  double m0 = 0.0;
+  Eigen::Vector3d m1 = Eigen::Vector3d::Zero();
+  Eigen::Matrix3d m2 = Eigen::Matrix3d::Zero();
+};
+IndexMoments index_moments(const Image& image);
+
 // Root-mean-square distance of the image's mass (its positive values) from `centre` (world
 // mm), at least 10 mm (50 mm for an image without mass): the lever arm that converts
 // rotations and scales into millimetres of displacement.

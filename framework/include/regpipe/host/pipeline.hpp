@@ -4,6 +4,7 @@
 #pragma once
 
 #include <regpipe/host/plugin_host.hpp>
+#include <regpipe/host/transform_file.hpp>
 
 #include <filesystem>
 #include <map>
@@ -50,7 +51,11 @@ struct PipelineInputs {
 struct PipelineRegistration {
   unsigned dof = 12;
   std::vector<double> levels_mm{8, 4, 2, 1};
-  std::string initialisation = "centre_of_mass";  // or "identity"
+  // centre_of_mass, identity, geometric_centre, moments or scaled_voxels (start_transform.hpp)
+  std::string initialisation = "centre_of_mass";
+  // A transform file to start from instead (its format detected unless given).
+  std::optional<std::filesystem::path> initial_transform;
+  std::optional<TransformFormat> initial_transform_format;
   bool bins_per_level = false;  // the cost's bins at 1 mm, bins / level mm coarser (FLIRT)
   // The moving image's levels 1/16 coarser than the reference's (moving_level_mm, pyramid.hpp).
   bool decouple_grids = false;
