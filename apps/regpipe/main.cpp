@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
   commands[compare] = add_compare(*compare, common);
   CLI::App* transform = add("transform", "Convert, concatenate and invert affine transform files (FSL, ITK, ANTs, world)");
   commands[transform] = add_transform(*transform);
+  CLI::App* flirt = add("flirt", "FSL FLIRT's command line (flirt -in -ref -out -omat ...), run by regpipe");
+  commands[flirt] = add_flirt(*flirt, common);
 
   try {
     app.parse(argc, argv);

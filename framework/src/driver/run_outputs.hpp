@@ -34,6 +34,10 @@ std::optional<double> write_output_files(const Pipeline& p, const Image& referen
                                          const Image& moving, const RegistrationResult& result,
                                          const std::optional<Image>& registered,
                                          PhaseSeconds& phases, double seconds_before);
+// The registered image's voxel type: outputs.datatype, where "moving" is the moving image
+// file's type (FLIRT's default).
+VoxelType registered_image_type(const Pipeline& p, const Image& moving);
+
 // An image's grid and file type without its voxels.
 Image image_header(const Image& image);
 

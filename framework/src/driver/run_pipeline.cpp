@@ -71,13 +71,12 @@ Image registered_image(const Pipeline& p, const RegistrationImages& images,
   return out;
 }
 
-// outputs.datatype: "moving" is the moving image file's type (FLIRT's default).
+}  // namespace
+
 VoxelType registered_image_type(const Pipeline& p, const Image& moving) {
   if (p.outputs.datatype == "moving") return moving.file_type;
   return voxel_type_from_name(p.outputs.datatype).value_or(VoxelType::float32);
 }
-
-}  // namespace
 
 float foreground_threshold(const Image& image) {
   std::vector<float> v(image.data);

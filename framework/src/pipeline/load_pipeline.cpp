@@ -3,6 +3,7 @@
 #include <regpipe/host/pipeline.hpp>
 
 #include "pipeline/component_yaml.hpp"
+#include "pipeline/overrides.hpp"
 #include "pipeline/yaml_context.hpp"
 #include "plugin_host/did_you_mean.hpp"
 
@@ -331,24 +332,38 @@ std::string moving_stem(const fs::path& path) {
   return name.stem().string();
 }
 
-Pipeline load_pipeline(const fs::path& yaml_file, const std::vector<Override>& overrides,
-                       const PluginHost& host) {
-  YAML::Node root = load_yaml_file(yaml_file, "pipeline", overrides);
+namespace {
 
+// Validates a parsed tree: `source` names it in messages and anchors its relative paths;
+// those of `overrides` resolve against the current folder.
+Pipeline read_pipeline(const YAML::Node& root, const fs::path& source, const std::vector<Override>& overrides,
+                       const PluginHost& host) {
   std::set<std::string> overridden;
   for (const auto& o : overrides) overridden.insert(o.key);
-  YamlContext ctx(yaml_file, overridden);
+  YamlContext ctx(source, overridden);
   Pipeline p;
-  p.source = yaml_file;
+  p.source = source;
   if (ctx.check_map("", root, schema_children(""))) {
-    const YAML::Node& croot = root;
-    read_inputs(ctx, croot, p);
-    read_registration(ctx, croot, host, p);
-    read_outputs(ctx, croot, p);
-    read_evaluation(ctx, croot, p);
+    read_inputs(ctx, root, p);
+    read_registration(ctx, root, host, p);
+    read_outputs(ctx, root, p);
+    read_evaluation(ctx, root, p);
   }
   if (!ctx.errors().empty()) throw UserError(join(ctx.errors(), "\n"));
   return p;
+}
+
+}  // namespace
+
+Pipeline load_pipeline(const fs::path& yaml_file, const std::vector<Override>& overrides,
+                       const PluginHost& host) {
+  return read_pipeline(load_yaml_file(yaml_file, "pipeline", overrides), yaml_file, overrides, host);
+}
+
+Pipeline pipeline_from_keys(const std::vector<Override>& keys, const std::string& source, const PluginHost& host) {
+  YAML::Node root;
+  apply_overrides(root, keys);
+  return read_pipeline(root, source, keys, host);
 }
 
 }  // namespace regpipe

@@ -107,6 +107,11 @@ Override parse_override(const std::string& text);
 // listing every problem found, one per line.
 Pipeline load_pipeline(const std::filesystem::path& yaml_file, const std::vector<Override>& overrides,
                        const PluginHost& plugins);
+// A pipeline from keys alone, as if each were a --set on an empty file (relative paths from
+// the current folder): how front ends such as `regpipe flirt` build theirs. `source` names
+// the origin in messages.
+Pipeline pipeline_from_keys(const std::vector<Override>& keys, const std::string& source,
+                            const PluginHost& plugins);
 
 // The schema of the pipeline file itself as (dotted key, type, default, doc) rows: the
 // source of docs/yaml-reference.md, which a test keeps in step.
