@@ -66,10 +66,14 @@ Command add_validate(CLI::App& app, CommonOptions& common) {
   return [o, &common] {
     PluginHost plugins(search_options(common));
     const Pipeline p = load_pipeline(o->file, overrides(*o), plugins);
-    std::printf("%s: valid (cost %s, optimizer %s, resampler %s)\n", o->file.c_str(),
-                p.registration.cost.plugins.front().c_str(),
-                p.registration.optimizer.plugins.front().c_str(),
-                p.registration.resampler.plugins.front().c_str());
+    check_pipeline_files(p);
+    // The components a run would use here: a preference list's first that starts on this machine.
+    HostServices services(RP_LOG_ERROR, false);
+    const RegistrationComponents components = create_registration_components(p, plugins, services);
+    std::printf("%s: valid; on this machine it runs:\n", o->file.c_str());
+    for (const UsedComponent& c : components.used)
+      std::printf("  %-9s %s%s\n", c.role.c_str(), c.id.c_str(),
+                  c.fallback_from.empty() ? "" : (" (instead of " + c.fallback_from + ")").c_str());
     return kExitOk;
   };
 }

@@ -119,6 +119,47 @@ TEST_F(CliTest, ValidateChecksWithoutRunning) {
   EXPECT_NE(out.find("--set registration.dof: registration.dof=5 is not one of 3, 6, 7, 9, 12"), std::string::npos) << out;
 }
 
+// validate looks at the files without reading a voxel, and names the components this
+// machine would run (cpu.cr in CI; cuda.cr where a GPU is).
+TEST_F(CliTest, ValidateChecksTheFilesAndNamesTheComponentsThatWouldRun) {
+  int status = -1;
+  std::string out = run("validate " + quoted(pipeline()) + " --set registration.cost.plugin=cpu.cr", &status);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("cost      cpu.cr"), std::string::npos) << out;
+  EXPECT_NE(out.find("optimizer optim.powell"), std::string::npos) << out;
+  const struct {
+    std::string sets, expected;
+  } cases[] = {
+      {" --set inputs.moving=" + quoted(dir_ / "none.nii.gz"), "inputs.moving: cannot read image"},
+      {" --set inputs.reference=" + quoted(dir_ / "demo"), "inputs.reference: cannot read image"},
+      {" --set outputs.dir=" + quoted(dir_ / "no" / "such" / "folder"), "its parent folder does not exist"},
+      {" --set evaluation.truth=" + quoted(dir_ / "none.txt"), "evaluation.truth"},
+  };
+  for (const auto& c : cases) {
+    out = run("validate " + quoted(pipeline()) + c.sets, &status);
+    EXPECT_EQ(status, 2) << c.sets << "\n" << out;
+    EXPECT_NE(out.find(c.expected), std::string::npos) << c.sets << "\n" << out;
+  }
+}
+
+// A run that fails leaves no folder it made (issue 14: "a failed run leaves no empty output
+// folder"); an existing folder stays.
+TEST_F(CliTest, AFailedRunLeavesNoNewFolder) {
+  int status = -1;
+  const fs::path made = dir_ / "fresh";
+  std::string out = run("run -q " + quoted(pipeline()) + " --set inputs.moving=" + quoted(dir_ / "none.nii.gz") +
+                            " --set outputs.dir=" + quoted(made),
+                        &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_FALSE(fs::exists(made));
+  fs::create_directory(made);
+  out = run("run -q " + quoted(pipeline()) + " --set inputs.moving=" + quoted(dir_ / "none.nii.gz") +
+                " --set outputs.dir=" + quoted(made),
+            &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_TRUE(fs::is_directory(made));
+}
+
 // optim.flirt declares DOF 6, 7, 9 and 12 (ABI 1.2): dof 3, which the pipeline schema
 // allows, is refused while validating, naming the optimizer, what it supports and what
 // supports 3, before any image is read (the missing moving image is never reported).

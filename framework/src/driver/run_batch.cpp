@@ -157,7 +157,7 @@ void write_files(ImageJob& job, const Image& reference) {
 
 size_t run_batch(const Pipeline& p, const PluginHost& plugins, HostServices& services) {
   const auto start = Clock::now();
-  prepare_output_dir(p.outputs.dir);
+  OutputFolder folder(p.outputs.dir);
   // Components first: a bad parameter fails before any image is read.
   RegistrationComponents components = create_registration_components(p, plugins, services);
   const size_t n = p.inputs.moving.size();
@@ -203,7 +203,7 @@ size_t run_batch(const Pipeline& p, const PluginHost& plugins, HostServices& ser
     try {
       if (read.error) std::rethrow_exception(read.error);
       job->phases.reading = read.seconds;
-      prepare_output_dir(job->one.outputs.dir);  // after the read: an unreadable image leaves no folder
+      OutputFolder(job->one.outputs.dir).keep();  // after the read: an unreadable image leaves no folder
       images.moving = std::move(read.images.moving);
       images.moving_weight = std::move(read.images.moving_weight);
       const auto registration_start = Clock::now();
@@ -267,6 +267,7 @@ size_t run_batch(const Pipeline& p, const PluginHost& plugins, HostServices& ser
                                  {"summary", summary},
                                  {"images", results.entries()}};
   write_text_atomically(p.outputs.dir / "batch_report.json", report.dump(2) + "\n");
+  folder.keep();
   if (services.reports_summaries())
     std::printf("batch: %zu images, %zu failed, total %.3f s (wall clock; reading %.3f, "
               "registration %.3f, writing %.3f summed%s), %.1f registrations per minute, "

@@ -11,8 +11,24 @@
 
 namespace regpipe {
 
-// Creates the output folder if missing; fails before any work when it cannot be made or written.
-void prepare_output_dir(const std::filesystem::path& dir);
+// UserError when outputs.dir cannot be used: a file, not writable, or missing with a missing
+// or unwritable parent (it is made then, one level).
+void check_output_dir(const std::filesystem::path& dir);
+
+// A run's output folder, made when missing (before any work, so that an unusable one fails
+// first), and removed again when the run leaves it empty: a failed run leaves no new folder.
+class OutputFolder {
+ public:
+  explicit OutputFolder(const std::filesystem::path& dir);
+  ~OutputFolder();
+  OutputFolder(const OutputFolder&) = delete;
+  OutputFolder& operator=(const OutputFolder&) = delete;
+  void keep() { kept_ = true; }  // the run succeeded: the folder stays even if empty
+
+ private:
+  std::filesystem::path dir_;
+  bool created_ = false, kept_ = false;
+};
 
 // The output work in two halves, so that a batch can write one result's files on another
 // thread while the next image registers.

@@ -22,17 +22,32 @@ namespace fs = std::filesystem;
 
 namespace regpipe {
 
-void prepare_output_dir(const fs::path& dir) {
+void check_output_dir(const fs::path& dir) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) {
-    if (!fs::is_directory(dir.parent_path(), ec))
+    const fs::path parent = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
+    if (!fs::is_directory(parent, ec))
       throw UserError("outputs.dir " + dir.string() + ": its parent folder does not exist");
-    fs::create_directory(dir, ec);
-    if (ec) throw UserError("outputs.dir " + dir.string() + ": cannot create: " + ec.message());
+    if (::access(parent.c_str(), W_OK) != 0)
+      throw UserError("outputs.dir " + dir.string() + ": its parent folder is not writable");
+    return;
   }
   if (!fs::is_directory(dir, ec)) throw UserError("outputs.dir " + dir.string() + " is not a folder");
   if (::access(dir.c_str(), W_OK) != 0)
     throw UserError("outputs.dir " + dir.string() + " is not writable");
+}
+
+OutputFolder::OutputFolder(const fs::path& dir) : dir_(dir) {
+  check_output_dir(dir);
+  std::error_code ec;
+  if (fs::exists(dir, ec)) return;
+  created_ = fs::create_directory(dir, ec);
+  if (ec) throw UserError("outputs.dir " + dir.string() + ": cannot create: " + ec.message());
+}
+
+OutputFolder::~OutputFolder() {
+  std::error_code ec;
+  if (created_ && !kept_ && fs::is_empty(dir_, ec)) fs::remove(dir_, ec);
 }
 
 namespace {
@@ -209,7 +224,7 @@ void print_summary(const RegistrationResult& result, const PhaseSeconds& phases,
 RegistrationResult run_pipeline(const Pipeline& p, const PluginHost& plugins, HostServices& services) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  prepare_output_dir(p.outputs.dir);
+  OutputFolder folder(p.outputs.dir);
   // The truth file is read (and checked) before the work.
   if (p.evaluation.truth) read_matrix_file(*p.evaluation.truth);
 
@@ -240,6 +255,7 @@ RegistrationResult run_pipeline(const Pipeline& p, const PluginHost& plugins, Ho
   result.seconds_loading = phases.reading;
   const std::optional<double> error_mm =
       write_outputs(p, images, result, plugins, services, start, phases);
+  folder.keep();
   const double total = std::chrono::duration<double>(Clock::now() - start).count();
 
   if (services.reports_summaries()) print_summary(result, phases, total, p.outputs.dir, error_mm);

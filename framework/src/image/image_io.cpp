@@ -308,13 +308,18 @@ void apply_nifti_header(Image& image, const fs::path& path) {
 
 }  // namespace
 
-Image read_image(const fs::path& path, const ReadOptions& options) {
+namespace {
+
+struct OpenedImage {
+  itk::ImageIOBase::Pointer io;
+  unsigned volume;  // the volume to read
+};
+
+// Everything read_image checks from the header alone.
+OpenedImage open_checked(const fs::path& path, const ReadOptions& options) {
   register_formats();
   const itk::ImageIOBase::Pointer io = open_for_reading(path);
   require_scalar_pixels(*io, path);
-  if (const auto reason = image_detail::incomplete_data_reason(path))
-    throw read_error(path, *reason);
-
   const std::vector<size_t> sizes = significant_sizes(*io);
   if (sizes.size() < 3)
     throw read_error(path, "it is a " + std::to_string(sizes.size()) + "D image (" +
@@ -334,6 +339,17 @@ Image read_image(const fs::path& path, const ReadOptions& options) {
                                " is out of range: the file has " + std::to_string(volumes) +
                                (volumes == 1 ? " volume" : " volumes") + " (indices 0.." +
                                std::to_string(volumes - 1) + ")");
+  return {io, volume};
+}
+
+}  // namespace
+
+void check_image_header(const fs::path& path, const ReadOptions& options) { open_checked(path, options); }
+
+Image read_image(const fs::path& path, const ReadOptions& options) {
+  const auto [io, volume] = open_checked(path, options);
+  if (const auto reason = image_detail::incomplete_data_reason(path))
+    throw read_error(path, *reason);
 
   try {
     const Volume::Pointer volume_image = io->GetNumberOfDimensions() == 3

@@ -54,6 +54,10 @@ struct RegistrationImages {
 };
 
 RegistrationImages load_images(const PipelineInputs& inputs);
+// The files a pipeline names, checked without reading a voxel: every image's header (4D
+// without a volume index included), the truth file, the output folder (or its parent).
+// Throws UserError naming the key and the file.
+void check_pipeline_files(const Pipeline& p);
 // load_images in two halves, for a batch: the reference (and its weight) once, then each
 // moving image (and inputs.moving_weight, which must be on that image's grid).
 void load_reference(const PipelineInputs& inputs, RegistrationImages& images);

@@ -76,6 +76,11 @@ struct ReadOptions {
 // range), 2D or 5D and more.
 Image read_image(const std::filesystem::path& path, const ReadOptions& options = {});
 
+// What read_image checks from the header alone, without reading a voxel (`regpipe validate`):
+// the file is an image of scalar voxels, 3D or 4D with a volume index in range. Throws
+// read_image's UserErrors.
+void check_image_header(const std::filesystem::path& path, const ReadOptions& options = {});
+
 // Registers ITK's image formats and creates ITK's process-wide globals, once per process.
 // Reading and writing call it themselves; call it before starting threads that read or write
 // images, since ITK 5.2 creates those globals (and the factory list) without a lock.
