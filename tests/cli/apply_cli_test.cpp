@@ -138,7 +138,10 @@ TEST_F(ApplyCliTest, AChainEqualsItsProduct) {
   regpipe::write_transform(*this / "u.mat", TransformFormat::Fsl, u, {&moving, &middle_read});
   regpipe::write_itk_transform(*this / "v.tfm", v);
   regpipe::write_itk_transform(*this / "uv.tfm", u * v);
-  const Image chained = apply("-t " + quoted(*this / "u.mat") + ":ref=" + quoted(*this / "middle.nii.gz") +
+  // u's own src= (another file on the input's grid, as a matrix computed on a mean EPI) beats -i.
+  fs::copy_file(demo("moving.nii.gz"), *this / "moving_copy.nii.gz");
+  const Image chained = apply("-t " + quoted(*this / "u.mat") + ":src=" + quoted(*this / "moving_copy.nii.gz") +
+                                  ":ref=" + quoted(*this / "middle.nii.gz") +
                                   " -t " + quoted(*this / "v.tfm"),
                               "chained.nii.gz");
   const Image product = apply("-t " + quoted(*this / "uv.tfm"), "product.nii.gz");
