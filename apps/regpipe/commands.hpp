@@ -31,6 +31,7 @@ Command add_phantom(CLI::App& app);
 Command add_compare(CLI::App& app, CommonOptions& common);
 Command add_transform(CLI::App& app);
 Command add_flirt(CLI::App& app, CommonOptions& common);
+Command add_apply(CLI::App& app, CommonOptions& common);
 
 // Exit statuses.
 constexpr int kExitOk = 0;

@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
   commands[transform] = add_transform(*transform);
   CLI::App* flirt = add("flirt", "FSL FLIRT's command line (flirt -in -ref -out -omat ...), run by regpipe");
   commands[flirt] = add_flirt(*flirt, common);
+  CLI::App* apply = add("apply", "Resample an image onto a reference grid through a transform file or a chain of them");
+  commands[apply] = add_apply(*apply, common);
 
   try {
     app.parse(argc, argv);

@@ -2,9 +2,9 @@
 #include <regpipe/host/driver.hpp>
 #include <regpipe/host/error.hpp>
 #include <regpipe/host/qa_picture.hpp>
+#include <regpipe/host/resample_image.hpp>
 #include <regpipe/host/transform_io.hpp>
 
-#include "driver/create_component.hpp"
 #include "driver/report.hpp"
 #include "driver/run_outputs.hpp"
 
@@ -52,38 +52,13 @@ OutputFolder::~OutputFolder() {
 
 namespace {
 
-int32_t interpolation_code(const std::string& name) {
-  if (name == "nearest") return RP_INTERP_NEAREST;
-  if (name == "trilinear") return RP_INTERP_TRILINEAR;
-  if (name == "sinc") return RP_INTERP_SINC;
-  return RP_INTERP_BSPLINE;
-}
-
 // The moving image resampled onto the reference grid through the final transform.
 Image registered_image(const Pipeline& p, const RegistrationImages& images,
                        const Eigen::Matrix4d& ref_to_mov, const PluginHost& plugins,
                        HostServices& services) {
-  auto resampler = create_component<ResamplerInstance>(p.registration.resampler,
-                                                       RP_KIND_RESAMPLER, "resampler", plugins,
-                                                       services);
-  Image out;
-  out.dims = images.reference.dims;
-  out.voxel_to_world = images.reference.voxel_to_world;
-  out.nifti = images.reference.nifti;  // written with the reference's header, as FLIRT does
-  out.data.assign(out.voxel_count(), 0.0f);
-  const rp_image input = images.moving.view();
-  rp_resample_request req{};
-  req.size = sizeof(req);
-  req.input = &input;
-  double matrix[16];
-  for (int i = 0; i < 16; ++i) matrix[i] = ref_to_mov(i / 4, i % 4);
-  req.matrix = matrix;
-  for (int a = 0; a < 3; ++a) req.out_dims[a] = out.dims[a];
-  for (int i = 0; i < 16; ++i) req.out_voxel_to_world[i] = out.voxel_to_world(i / 4, i % 4);
-  req.out_data = out.data.data();
-  req.interpolation = interpolation_code(p.outputs.interpolation);
-  resampler.instance->resample(req);
-  return out;
+  const CreatedResampler resampler = create_resampler(p.registration.resampler, plugins, services);
+  return resample_onto(*resampler.instance, images.moving, images.reference, ref_to_mov,
+                       interpolation_code(interpolation_from_name(p.outputs.interpolation)));
 }
 
 }  // namespace

@@ -176,21 +176,30 @@ Volume::Pointer read_volume(const itk::ImageIOBase::Pointer& io, const fs::path&
   return reader->GetOutput();
 }
 
-Volume::Pointer read_one_volume_of_series(const itk::ImageIOBase::Pointer& io, const fs::path& path,
-                                          unsigned volume) {
-  auto reader = itk::ImageFileReader<Series>::New();
-  reader->SetImageIO(io);
-  reader->SetFileName(path.string());
-  update_output_information(*reader);
-  Series::RegionType region = reader->GetOutput()->GetLargestPossibleRegion();
+Volume::Pointer extract_volume(Series* series, unsigned volume) {
+  Series::RegionType region = series->GetLargestPossibleRegion();
   region.SetIndex(3, region.GetIndex(3) + volume);
   region.SetSize(3, 0);  // size 0 collapses the axis: the output is 3D
   auto extract = itk::ExtractImageFilter<Series, Volume>::New();
-  extract->SetInput(reader->GetOutput());
+  extract->SetInput(series);
   extract->SetExtractionRegion(region);
   extract->SetDirectionCollapseToSubmatrix();
   extract->Update();
   return extract->GetOutput();
+}
+
+itk::ImageFileReader<Series>::Pointer series_reader(const itk::ImageIOBase::Pointer& io,
+                                                    const fs::path& path) {
+  auto reader = itk::ImageFileReader<Series>::New();
+  reader->SetImageIO(io);
+  reader->SetFileName(path.string());
+  update_output_information(*reader);
+  return reader;
+}
+
+Volume::Pointer read_one_volume_of_series(const itk::ImageIOBase::Pointer& io, const fs::path& path,
+                                          unsigned volume) {
+  return extract_volume(series_reader(io, path)->GetOutput(), volume);
 }
 
 // The type the file stores. ITK's NIfTI reader already reports a file whose scl_slope /
@@ -425,6 +434,61 @@ void write_image(const Image& image, const fs::path& path, VoxelType type) {
     case VoxelType::float64: return write_as<double>(image, path, companions);
   }
   throw UserError("cannot write '" + path.string() + "': unknown voxel type");
+}
+
+// A 4D file is read once (read_image per volume would decompress a .nii.gz again for each).
+ImageVolumes read_image_volumes(const fs::path& path) {
+  register_formats();
+  const itk::ImageIOBase::Pointer io = open_for_reading(path);
+  const std::vector<size_t> sizes = significant_sizes(*io);
+  // A 3D file, and every file read_image refuses, goes through read_image and its messages.
+  if (sizes.size() != 4 || sizes[3] < 2) return {{read_image(path)}, 0.0};
+  require_scalar_pixels(*io, path);
+  if (const auto reason = image_detail::incomplete_data_reason(path))
+    throw read_error(path, *reason);
+  try {
+    const auto reader = series_reader(io, path);
+    reader->Update();
+    Series* series = reader->GetOutput();
+    ImageVolumes out;
+    out.volume_step = series->GetSpacing()[3];
+    for (unsigned v = 0; v < sizes[3]; ++v) {
+      Image image = to_image(*extract_volume(series, v), path);
+      image.file_type = file_type_of(*io);
+      if (v == 0 && dynamic_cast<itk::NiftiImageIO*>(io.GetPointer())) apply_nifti_header(image, path);
+      if (v > 0) {
+        image.voxel_to_world = out.volumes.front().voxel_to_world;
+        image.nifti = out.volumes.front().nifti;
+      }
+      out.volumes.push_back(std::move(image));
+    }
+    return out;
+  } catch (const itk::ExceptionObject& e) {
+    throw read_error(path, reason_of(e));
+  }
+}
+
+void write_image_volumes(const ImageVolumes& series, const fs::path& path, VoxelType type) {
+  if (series.volumes.empty())
+    throw UserError("cannot write '" + path.string() + "': there is no volume to write");
+  if (series.volumes.size() == 1) return write_image(series.volumes.front(), path, type);
+  register_formats();
+  const std::string extension = lowercase(full_extension(path));
+  if (extension != ".nii.gz" && extension != ".nii")
+    throw UserError("cannot write '" + path.string() + "': a series of " +
+                    std::to_string(series.volumes.size()) +
+                    " volumes is written as 4D NIfTI; name the output .nii.gz or .nii");
+  const Image& grid = series.volumes.front();
+  std::vector<const std::vector<float>*> volumes;
+  for (const Image& volume : series.volumes) {
+    if (volume.dims != grid.dims)
+      throw UserError("cannot write '" + path.string() + "': its volumes differ in size");
+    volumes.push_back(&volume.data);
+  }
+  write_atomically(path, {}, [&](const fs::path& tmp) {
+    image_detail::write_nifti(grid, volumes, series.volume_step, tmp, type);
+    require_complete(tmp, path);
+  });
 }
 
 }  // namespace regpipe

@@ -149,17 +149,36 @@ double corner_distance_mm(const Eigen::Matrix4d& a, const Eigen::Matrix4d& b,
 }
 
 void write_nifti(const Image& image, const fs::path& path, VoxelType type) {
-  const NiftiHeader& h = *image.nifti;
-  int dims[8] = {3, int(image.dims[0]), int(image.dims[1]), int(image.dims[2]), 1, 1, 1, 1};
+  write_nifti(image, {&image.data}, 0.0, path, type);
+}
+
+void write_nifti(const Image& image, const std::vector<const std::vector<float>*>& volumes,
+                 double volume_step, const fs::path& path, VoxelType type) {
+  // Without a header (an image made in memory): both forms from the grid, codes 1 (scanner),
+  // as ITK writes them.
+  NiftiHeader scanner;
+  scanner.qform_code = scanner.sform_code = 1;
+  const NiftiHeader& h = image.nifti ? *image.nifti : scanner;
+  const int count = int(volumes.size());
+  int dims[8] = {count > 1 ? 4 : 3, int(image.dims[0]), int(image.dims[1]), int(image.dims[2]),
+                 count, 1, 1, 1};
   NiftiPtr nim(nifti_make_new_nim(dims, datatype_code(type), 1));
   if (!nim) throw UserError("cannot write '" + path.string() + "': out of memory for the NIfTI image");
-  with_voxel_type(type, [&](auto zero) { store_values(image.data, static_cast<decltype(zero)*>(nim->data)); });
+  for (int v = 0; v < count; ++v) {
+    if (volumes[v]->size() != image.voxel_count())
+      throw UserError("cannot write '" + path.string() + "': volume " + std::to_string(v) +
+                      " holds " + std::to_string(volumes[v]->size()) + " values for " +
+                      std::to_string(image.voxel_count()) + " voxels");
+    with_voxel_type(type, [&](auto zero) {
+      store_values(*volumes[v], static_cast<decltype(zero)*>(nim->data) + size_t(v) * image.voxel_count());
+    });
+  }
 
   // On the header's own grid: where its sform (or, without one, its qform) places it, within
   // float rounding of the stored forms (a file whose forms agree is read by its qform).
   const Eigen::Matrix4d voxel_to_ras = lps_ras_flip() * image.voxel_to_world;
   const Eigen::Matrix4d& standard = h.sform_code > 0 ? h.sform_ras : h.qform_ras;
-  const bool own_grid = corner_distance_mm(voxel_to_ras, standard, image.dims) <= 10.0 * kSameGridMm;
+  const bool own_grid = image.nifti && corner_distance_mm(voxel_to_ras, standard, image.dims) <= 10.0 * kSameGridMm;
   if (own_grid)
     copy_forms(h, *nim);
   else
@@ -169,6 +188,7 @@ void write_nifti(const Image& image, const fs::path& path, VoxelType type) {
   nim->time_units = h.time_units;
   nim->cal_min = h.cal_min;
   nim->cal_max = h.cal_max;
+  if (count > 1) nim->dt = nim->pixdim[4] = float(volume_step);
 
   nim->nifti_type = NIFTI_FTYPE_NIFTI1_1;
   if (nifti_set_filenames(nim.get(), path.c_str(), 0, 1) != 0)

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 namespace regpipe::image_detail {
 
@@ -34,5 +35,10 @@ constexpr double kSameGridMm = 1e-3;
 // voxel_to_world (the qform also from a sform-only header, so both say where the voxels are).
 // Throws UserError for a sheared grid that no form of the header can store.
 void write_nifti(const Image& image, const std::filesystem::path& path, VoxelType type);
+// The same for a series of volumes on `image`'s grid (and with its header, or without one
+// both forms from the grid with codes 1): a 4D file whose 4th voxel size is volume_step when
+// there are several.
+void write_nifti(const Image& image, const std::vector<const std::vector<float>*>& volumes,
+                 double volume_step, const std::filesystem::path& path, VoxelType type);
 
 }  // namespace regpipe::image_detail

@@ -98,4 +98,23 @@ void prepare_image_io();
 void write_image(const Image& image, const std::filesystem::path& path,
                  VoxelType type = VoxelType::float32);
 
+// The volumes of an image file, all on one grid: one for a 3D file, each volume of a 4D
+// series in order (the file is read once), with the step between volumes (the file's 4th
+// voxel size: NIfTI's pixdim[4], a repetition time; 0 for a 3D file).
+struct ImageVolumes {
+  std::vector<Image> volumes;
+  double volume_step = 0.0;
+};
+
+// read_image for every volume; the same errors (UserError naming the path), but a 4D file
+// needs no volume index.
+ImageVolumes read_image_volumes(const std::filesystem::path& path);
+
+// write_image for a series: one volume is written as write_image writes it; several (each on
+// the first one's grid, with its `nifti` header or none) as a 4D NIfTI file (.nii, .nii.gz)
+// whose 4th voxel size is volume_step, atomically. Other extensions are a UserError for a
+// series.
+void write_image_volumes(const ImageVolumes& series, const std::filesystem::path& path,
+                         VoxelType type = VoxelType::float32);
+
 }  // namespace regpipe
