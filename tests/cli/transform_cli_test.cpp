@@ -17,13 +17,11 @@ using regpipe::Image;
 using regpipe::TransformFormat;
 using regpipe::test::run_command;
 
+using regpipe::test::max_difference;
+
 namespace {
 
 std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
-
-double max_difference(const Eigen::Matrix4d& a, const Eigen::Matrix4d& b) {
-  return (a - b).cwiseAbs().maxCoeff();
-}
 
 // A small image on an oblique grid; x_spacing < 0 stores it neurologically (FSL mirrors x).
 Image grid_image(std::array<uint32_t, 3> dims, double x_spacing, const Eigen::Vector3d& origin,

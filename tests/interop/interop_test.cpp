@@ -20,6 +20,8 @@ using regpipe::test::python_numbers;
 using regpipe::test::run_command;
 using regpipe::test::TempDir;
 
+using regpipe::test::max_difference;
+
 namespace {
 
 std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
@@ -28,10 +30,6 @@ Eigen::Matrix4d matrix_of(const std::vector<double>& numbers, size_t first) {
   Eigen::Matrix4d m;
   for (int i = 0; i < 16; ++i) m(i / 4, i % 4) = numbers.at(first + size_t(i));
   return m;
-}
-
-double max_difference(const Eigen::Matrix4d& a, const Eigen::Matrix4d& b) {
-  return (a - b).cwiseAbs().maxCoeff();
 }
 
 Eigen::Matrix4d sample_transform() {

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <Eigen/Core>
 #include <cstdint>
+#include <functional>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -48,6 +50,12 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// The message of the UserError `f` throws, or "(no UserError)".
+std::string message_of(const std::function<void()>& f);
+
+// Largest absolute difference between two matrices' elements.
+double max_difference(const Eigen::Matrix4d& a, const Eigen::Matrix4d& b);
 
 // Runs a shell command, capturing stdout+stderr; returns the exit status.
 int run_command(const std::string& command, std::string* output);

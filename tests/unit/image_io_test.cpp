@@ -26,6 +26,8 @@ using regpipe::write_image;
 using regpipe::test::RawNifti;
 using regpipe::test::TempDir;
 
+using regpipe::test::message_of;
+
 namespace {
 
 template <class T>
@@ -46,15 +48,6 @@ Eigen::Matrix4d affine_rows(std::initializer_list<double> twelve) {
   for (int r = 0; r < 3; ++r)
     for (int c = 0; c < 4; ++c) m(r, c) = *it++;
   return m;
-}
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no UserError)";
 }
 
 // An oblique, anisotropic, mirrored grid with recognisable values.

@@ -26,6 +26,9 @@
 namespace fs = std::filesystem;
 using regpipe::test::TempDir;
 
+using regpipe::test::message_of;
+using regpipe::test::max_difference;
+
 namespace {
 
 const std::vector<std::string> kExtensions{".tfm", ".txt", ".mat", ".h5"};
@@ -61,19 +64,6 @@ Eigen::Matrix4d matrix_by_points(const Transform& t) {
   }
   for (unsigned r = 0; r < 3; ++r) m(r, 3) = origin[r];
   return m;
-}
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const regpipe::UserError& e) {
-    return e.what();
-  }
-  return "(no UserError)";
-}
-
-double max_difference(const Eigen::Matrix4d& a, const Eigen::Matrix4d& b) {
-  return (a - b).cwiseAbs().maxCoeff();
 }
 
 }  // namespace

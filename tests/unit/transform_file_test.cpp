@@ -19,6 +19,9 @@ using regpipe::Image;
 using regpipe::TransformFormat;
 using regpipe::test::TempDir;
 
+using regpipe::test::message_of;
+using regpipe::test::max_difference;
+
 namespace {
 
 Image grid(std::array<uint32_t, 3> dims, double x_spacing, const Eigen::Vector3d& origin) {
@@ -35,19 +38,6 @@ Image grid(std::array<uint32_t, 3> dims, double x_spacing, const Eigen::Vector3d
 Eigen::Matrix4d sample_transform() {
   return regpipe::params_to_matrix({0.2, -0.1, 0.3, 5.5, -6.25, 7, 1.1, 0.9, 1.05, 0.02, -0.03, 0.01},
                                    {10, -20, 30});
-}
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const regpipe::UserError& e) {
-    return e.what();
-  }
-  return "(no UserError)";
-}
-
-double max_difference(const Eigen::Matrix4d& a, const Eigen::Matrix4d& b) {
-  return (a - b).cwiseAbs().maxCoeff();
 }
 
 }  // namespace

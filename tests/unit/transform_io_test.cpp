@@ -19,6 +19,9 @@ using regpipe::Image;
 using regpipe::UserError;
 using regpipe::test::TempDir;
 
+using regpipe::test::message_of;
+using regpipe::test::max_difference;
+
 namespace {
 
 Image geometry(std::array<uint32_t, 3> dims, const Eigen::Matrix3d& linear,
@@ -45,19 +48,6 @@ std::string contents(const fs::path& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no UserError)";
-}
-
-double max_difference(const Eigen::Matrix4d& a, const Eigen::Matrix4d& b) {
-  return (a - b).cwiseAbs().maxCoeff();
 }
 
 }  // namespace

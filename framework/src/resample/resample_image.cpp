@@ -36,14 +36,19 @@ CreatedResampler create_resampler(const ComponentSpec& spec, const PluginHost& p
   return {std::move(created.instance), std::move(created.used)};
 }
 
-Image resample_onto(ResamplerInstance& resampler, const Image& input, const Image& grid,
-                    const Eigen::Matrix4d& ref_to_mov, int32_t interpolation) {
+Image zero_image_on(const Image& grid, VoxelType type) {
   Image out;
   out.dims = grid.dims;
   out.voxel_to_world = grid.voxel_to_world;
   out.nifti = grid.nifti;
-  out.file_type = input.file_type;
+  out.file_type = type;
   out.data.assign(out.voxel_count(), 0.0f);
+  return out;
+}
+
+Image resample_onto(ResamplerInstance& resampler, const Image& input, const Image& grid,
+                    const Eigen::Matrix4d& ref_to_mov, int32_t interpolation) {
+  Image out = zero_image_on(grid, input.file_type);
   const rp_image view = input.view();
   rp_resample_request req{};
   req.size = sizeof(req);

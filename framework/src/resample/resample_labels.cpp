@@ -57,12 +57,7 @@ float label_at(const Image& labels, const regpipe_common::Grid& g, float x, floa
 }  // namespace
 
 Image resample_labels(const Image& labels, const Image& grid, const Eigen::Matrix4d& ref_to_mov) {
-  Image out;
-  out.dims = grid.dims;
-  out.voxel_to_world = grid.voxel_to_world;
-  out.nifti = grid.nifti;
-  out.file_type = labels.file_type;
-  out.data.assign(out.voxel_count(), 0.0f);
+  Image out = zero_image_on(grid, labels.file_type);
   // Output voxel -> input voxel, as resample.cpu maps them.
   const Eigen::Matrix4d m = checked_inverse(labels.voxel_to_world, "the label image's voxel-to-world matrix") *
                             ref_to_mov * grid.voxel_to_world;

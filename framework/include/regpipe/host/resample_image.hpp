@@ -35,6 +35,10 @@ struct CreatedResampler {
 CreatedResampler create_resampler(const ComponentSpec& spec, const PluginHost& plugins,
                                   HostServices& services);
 
+// A zero image on `grid` (its dims, voxel_to_world and NIfTI header) for a resampling of an
+// image of file type `type`: what resample_onto and resample_labels fill.
+Image zero_image_on(const Image& grid, VoxelType type);
+
 // `input` resampled onto `grid`: out(p) = input(ref_to_mov * p) at every voxel centre p of the
 // grid, 0 outside the input. The result has the grid's dims, voxel_to_world and NIfTI header
 // (an image written on a reference's grid keeps the reference's header, as FLIRT writes it)
