@@ -160,6 +160,28 @@ TEST_F(CliTest, AFailedRunLeavesNoNewFolder) {
   EXPECT_TRUE(fs::is_directory(made));
 }
 
+// A second run into the same folder leaves only its own files: the first run's qa.png and
+// registered.nii.gz go when the second writes neither (issue 14: no stale files mixed in).
+TEST_F(CliTest, ARerunIntoTheSameFolderLeavesNoFileOfTheEarlierRun) {
+  const fs::path out = dir_ / "again";
+  const std::string common = "run -q " + quoted(pipeline()) +
+                             " --set registration.cost.plugin=cpu.cr --set registration.levels_mm=[8]" +
+                             " --set outputs.dir=" + quoted(out);
+  int status = -1;
+  std::string text = run(common + " --set outputs.qa_png=true", &status);
+  ASSERT_EQ(status, 0) << text;
+  ASSERT_TRUE(fs::exists(out / "qa.png"));
+  ASSERT_TRUE(fs::exists(out / "registered.nii.gz"));
+  std::ofstream(out / "notes.txt") << "a user's own file";
+  text = run(common + " --set outputs.image_format=.nii", &status);
+  ASSERT_EQ(status, 0) << text;
+  EXPECT_FALSE(fs::exists(out / "qa.png"));
+  EXPECT_FALSE(fs::exists(out / "registered.nii.gz"));
+  EXPECT_TRUE(fs::exists(out / "registered.nii"));
+  EXPECT_TRUE(fs::exists(out / "transform.mat"));
+  EXPECT_TRUE(fs::exists(out / "notes.txt"));  // not regpipe's: kept
+}
+
 // optim.flirt declares DOF 6, 7, 9 and 12 (ABI 1.2): dof 3, which the pipeline schema
 // allows, is refused while validating, naming the optimizer, what it supports and what
 // supports 3, before any image is read (the missing moving image is never reported).

@@ -91,6 +91,28 @@ Image image_header(const Image& image) {
   return header;
 }
 
+namespace {
+
+// The files of an earlier run into the same folder (and prefix) that this run does not write
+// again: removed, so that the folder never mixes two runs' results (a qa.png of a run that
+// asked for one beside the transforms of one that did not, a registered.nii of one run beside
+// a registered.nii.gz of the next). Only regpipe's own output names are touched.
+void remove_stale_outputs(const Pipeline& p, bool writes_registered) {
+  const std::string base = (p.outputs.dir / p.outputs.prefix).string();
+  std::vector<std::pair<std::string, bool>> outputs = {
+      {"transform.mat", p.outputs.transforms},       {"transform.tfm", p.outputs.transforms},
+      {"0GenericAffine.mat", p.outputs.transforms},  {"transform_world.txt", p.outputs.transforms},
+      {"qa.png", writes_registered && p.outputs.qa_png}, {"report.json", p.outputs.report}};
+  for (const char* format : {".nii.gz", ".nii", ".mha", ".nrrd"})  // outputs.image_format's choices
+    outputs.emplace_back(std::string("registered") + format,
+                         writes_registered && p.outputs.registered_image && p.outputs.image_format == format);
+  std::error_code ec;
+  for (const auto& [name, written] : outputs)
+    if (!written) fs::remove(base + name, ec);
+}
+
+}  // namespace
+
 std::optional<double> write_output_files(const Pipeline& p, const Image& reference,
                                          const Image& moving, const RegistrationResult& result,
                                          const std::optional<Image>& registered,
@@ -101,6 +123,7 @@ std::optional<double> write_output_files(const Pipeline& p, const Image& referen
   };
   const Eigen::Matrix4d fsl = to_fsl_matrix(result.ref_to_mov, reference, moving);
   const fs::path base = p.outputs.dir / p.outputs.prefix;
+  remove_stale_outputs(p, registered.has_value());
   if (p.outputs.transforms) {
     write_fsl_mat(base.string() + "transform.mat", fsl);
     write_itk_transform(base.string() + "transform.tfm", result.ref_to_mov);
