@@ -3,12 +3,14 @@
 
 #include <regpipe/host/components.hpp>
 #include <regpipe/host/error.hpp>
+#include <regpipe/host/invocation.hpp>
 
 #include <cstdio>
 #include <map>
 
 int main(int argc, char** argv) {
   using namespace regpipe::cli;
+  regpipe::set_command_line(argc, argv);
   CLI::App app{"regpipe: plugin-based 3D medical image registration (CPU and CUDA backends)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("regpipe ") + REGPIPE_VERSION);

@@ -75,6 +75,17 @@ TEST_F(StartTest, AnInitialTransformInEveryFormatIsTheStart) {
   const auto report = nlohmann::json::parse(std::ifstream(dir_ / "out_3" / "report.json"));
   EXPECT_EQ(report["registration"]["initial_transform"], in("truth_ants.mat").string());
   EXPECT_TRUE(report["registration"]["initialisation"].is_null());
+  // How the report was made: the command line, its --set keys, every parameter of the
+  // components used (defaults included), the output options, host and time.
+  const auto& command = report["command_line"];
+  ASSERT_TRUE(command.is_array() && command.size() > 3);
+  EXPECT_EQ(command[1], "run");
+  EXPECT_EQ(report["overrides"]["registration.cost.plugin"], "cpu.cr");
+  EXPECT_EQ(report["components"]["cost"]["params"]["bins"], 64);  // the phantom pipeline's
+  EXPECT_EQ(report["components"]["optimizer"]["params"]["max_iterations"], 200);  // optim.powell's default
+  EXPECT_EQ(report["outputs"]["interpolation"], "bspline");
+  EXPECT_FALSE(report["host"].get<std::string>().empty());
+  EXPECT_EQ(report["created_utc"].get<std::string>().size(), 20u);
 }
 
 TEST_F(StartTest, BadInitialTransformsAreRefusedNamingTheKeyOrFile) {

@@ -26,8 +26,9 @@ Created<Instance> create_component(const ComponentSpec& spec, int32_t kind, cons
       if (c->find_param(name) != nullptr) texts[name] = text.value;
     try {
       Created<Instance> out;
-      out.instance = std::make_unique<Instance>(*c, services, resolve_params(*c, texts));
-      out.used = {role, c->id, c->version, c->library.string(), join(refusals, "; ")};
+      std::map<std::string, ParamValue> params = resolve_params(*c, texts);
+      out.instance = std::make_unique<Instance>(*c, services, params);
+      out.used = {role, c->id, c->version, c->library.string(), join(refusals, "; "), std::move(params)};
       return out;
     } catch (const ComponentError& e) {
       // Only "cannot run here" falls through to the next preference; a bad parameter

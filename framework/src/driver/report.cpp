@@ -1,5 +1,7 @@
 #include "driver/report.hpp"
 
+#include <regpipe/host/invocation.hpp>
+
 #include <cmath>
 
 namespace regpipe {
@@ -20,6 +22,15 @@ nlohmann::json image_json(const ImageInput& in, const Image& image) {
   return j;
 }
 
+nlohmann::json param_json(const ParamValue& v) {
+  switch (v.type) {
+    case RP_PARAM_BOOL: return v.int_value != 0;
+    case RP_PARAM_INT: return v.int_value;
+    case RP_PARAM_DOUBLE: return v.double_value;
+    default: return v.string_value;
+  }
+}
+
 }  // namespace
 
 nlohmann::json make_report(const Pipeline& pipeline, const RegistrationImages& images,
@@ -30,12 +41,22 @@ nlohmann::json make_report(const Pipeline& pipeline, const RegistrationImages& i
   report["regpipe_version"] = REGPIPE_VERSION;
   report["abi"] = std::to_string(RP_ABI_MAJOR) + "." + std::to_string(RP_ABI_MINOR);
   report["pipeline"] = pipeline.source.string();
+  // How it was made: the command, its --set keys, where and when.
+  report["command_line"] = command_line();
+  nlohmann::json overrides = nlohmann::json::object();
+  for (const Override& o : pipeline.overrides) overrides[o.key] = o.value;
+  report["overrides"] = overrides;
+  report["host"] = host_name();
+  report["created_utc"] = utc_timestamp();
   report["inputs"] = {{"reference", image_json(pipeline.inputs.reference, images.reference)},
                       {"moving", image_json(pipeline.inputs.moving.front(), images.moving)}};
   nlohmann::json components = nlohmann::json::object();
   for (const auto& c : result.components) {
     components[c.role] = {{"id", c.id}, {"version", c.version}, {"library", c.library}};
     if (!c.fallback_from.empty()) components[c.role]["instead_of"] = c.fallback_from;
+    nlohmann::json params = nlohmann::json::object();  // every one, defaults included
+    for (const auto& [name, value] : c.params) params[name] = param_json(value);
+    components[c.role]["params"] = params;
   }
   report["components"] = components;
   report["registration"] = {{"dof", pipeline.registration.dof},
@@ -49,6 +70,12 @@ nlohmann::json make_report(const Pipeline& pipeline, const RegistrationImages& i
                             {"bins_per_level", pipeline.registration.bins_per_level},
                             {"decouple_grids", pipeline.registration.decouple_grids},
                             {"min_overlap", pipeline.registration.min_overlap}};
+  const PipelineOutputs& o = pipeline.outputs;
+  report["outputs"] = {{"dir", o.dir.string()},           {"prefix", o.prefix},
+                       {"transforms", o.transforms},       {"registered_image", o.registered_image},
+                       {"interpolation", o.interpolation}, {"image_format", o.image_format},
+                       {"datatype", o.datatype},           {"qa_png", o.qa_png},
+                       {"parallel_io", o.parallel_io}};
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& s : result.stages) {
     nlohmann::json j = {{"name", s.name},       {"level_mm", s.level_mm},

@@ -343,6 +343,7 @@ Pipeline read_pipeline(const YAML::Node& root, const fs::path& source, const std
   YamlContext ctx(source, overridden);
   Pipeline p;
   p.source = source;
+  p.overrides = overrides;
   if (ctx.check_map("", root, schema_children(""))) {
     read_inputs(ctx, root, p);
     read_registration(ctx, root, host, p);

@@ -34,6 +34,7 @@ struct UsedComponent {
   std::string role;  // "cost", "optimizer", "resampler"
   std::string id, version, library;
   std::string fallback_from;  // why earlier plugins of a preference list were not used
+  std::map<std::string, ParamValue> params;  // every parameter it was created with, defaults included
 };
 
 struct RegistrationResult {

@@ -86,18 +86,19 @@ struct PipelineEvaluation {
   std::optional<std::filesystem::path> truth;
 };
 
-struct Pipeline {
-  std::filesystem::path source;  // the YAML file
-  PipelineInputs inputs;
-  PipelineRegistration registration;
-  PipelineOutputs outputs;
-  PipelineEvaluation evaluation;
-};
-
 // A --set override: dotted key path and YAML value text ("registration.levels_mm=[4,2]").
 struct Override {
   std::string key;
   std::string value;
+};
+
+struct Pipeline {
+  std::filesystem::path source;  // the YAML file
+  std::vector<Override> overrides;  // the --set keys it was loaded with (report.json)
+  PipelineInputs inputs;
+  PipelineRegistration registration;
+  PipelineOutputs outputs;
+  PipelineEvaluation evaluation;
 };
 // Parses "key=value"; throws UserError for text without '='.
 Override parse_override(const std::string& text);
