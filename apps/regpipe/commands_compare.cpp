@@ -4,7 +4,6 @@
 #include <regpipe/host/compare.hpp>
 
 #include <cstdio>
-#include <unistd.h>
 
 namespace regpipe::cli {
 
@@ -31,7 +30,7 @@ Command add_compare(CLI::App& app, CommonOptions& common) {
       std::printf("%s: valid (%zu costs)\n", o->file.c_str(), config.costs.size());
       return kExitOk;
     }
-    HostServices services(common.quiet ? RP_LOG_ERROR : RP_LOG_WARNING, !common.quiet && isatty(STDERR_FILENO));
+    HostServices services(common.quiet ? RP_LOG_ERROR : RP_LOG_WARNING, !common.quiet);
     services.cancel_on_sigint();
     run_compare(config, plugins, services);
     if (!common.quiet) std::printf("wrote %s/summary.md and the CSV and SVG files\n", config.output_dir.c_str());

@@ -5,7 +5,6 @@
 #include <regpipe/host/flirt.hpp>
 
 #include <cstdio>
-#include <unistd.h>
 
 namespace regpipe::cli {
 namespace {
@@ -35,7 +34,7 @@ Command add_flirt(CLI::App& app, CommonOptions& common) {
     const FlirtCommand command = parse_flirt_arguments(args);
     PluginHost plugins(search_options(common));
     // FLIRT is silent unless -v; warnings and errors still reach stderr.
-    HostServices services(command.verbose ? RP_LOG_INFO : RP_LOG_WARNING, command.verbose && isatty(STDERR_FILENO));
+    HostServices services(command.verbose ? RP_LOG_INFO : RP_LOG_WARNING, command.verbose);
     services.cancel_on_sigint();
     run_flirt(command, plugins, services);
     return kExitOk;

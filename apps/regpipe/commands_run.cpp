@@ -5,7 +5,6 @@
 #include <regpipe/host/pipeline.hpp>
 
 #include <cstdio>
-#include <unistd.h>
 
 namespace regpipe::cli {
 namespace {
@@ -50,7 +49,7 @@ Command add_run(CLI::App& app, CommonOptions& common) {
                           : common.verbose >= 2 ? RP_LOG_DEBUG
                           : common.verbose == 1 ? RP_LOG_INFO
                                                 : RP_LOG_WARNING;
-    HostServices services(level, !common.quiet && isatty(STDERR_FILENO));
+    HostServices services(level, !common.quiet);
     services.cancel_on_sigint();
     if (p.inputs.moving.size() == 1) {
       run_pipeline(p, plugins, services);

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 
 namespace fs = std::filesystem;
@@ -158,6 +159,23 @@ TEST_F(CliTest, AFailedRunLeavesNoNewFolder) {
             &status);
   EXPECT_EQ(status, 2) << out;
   EXPECT_TRUE(fs::is_directory(made));
+}
+
+// Without a terminal (a log, a pipe, a cluster job) progress comes as lines while the run goes,
+// and the percentage never goes back.
+TEST_F(CliTest, ProgressWithoutATerminalIsLinesThatOnlyGoForward) {
+  int status = -1;
+  const std::string out = run("run " + quoted(pipeline()) + " --set registration.cost.plugin=cpu.cr" +
+                                  " --set registration.levels_mm=[8,4,2]",
+                              &status);
+  ASSERT_EQ(status, 0) << out;
+  std::vector<int> percents;
+  for (size_t at = out.find("regpipe progress: "); at != std::string::npos;
+       at = out.find("regpipe progress: ", at + 1))
+    percents.push_back(std::stoi(out.substr(at + 18, 3)));
+  ASSERT_GE(percents.size(), 3u) << out;
+  EXPECT_TRUE(std::is_sorted(percents.begin(), percents.end())) << out;
+  EXPECT_EQ(percents.back(), 100) << out;
 }
 
 // A second run into the same folder leaves only its own files: the first run's qa.png and

@@ -1,6 +1,8 @@
 #include <regpipe/host/host_services.hpp>
 
+#include <algorithm>
 #include <csignal>
+#include <unistd.h>
 #include <cstdio>
 #include <mutex>
 
@@ -26,7 +28,7 @@ const char* level_name(int32_t level) {
 }  // namespace
 
 HostServices::HostServices(int32_t min_level, bool show_progress)
-    : min_level_(min_level), show_progress_(show_progress) {
+    : min_level_(min_level), show_progress_(show_progress), terminal_(isatty(STDERR_FILENO) != 0) {
   host_.size = sizeof(rp_host);
   host_.abi_major = RP_ABI_MAJOR;
   host_.abi_minor = RP_ABI_MINOR;
@@ -55,12 +57,23 @@ void write_log_line(int32_t level, const std::string& message) {
 void HostServices::progress(double fraction, const std::string& what) {
   if (!show_progress_) return;
   std::lock_guard lock(g_output_mutex);
-  if (fraction >= 0.0)
-    std::fprintf(stderr, "\r%-60s %5.1f%%", what.c_str(), 100.0 * fraction);
-  else
-    std::fprintf(stderr, "\r%-60s", what.c_str());
-  if (fraction >= 1.0) std::fputc('\n', stderr);
+  // Plugins report each stage from its own start; what a person sees only goes forward.
+  if (fraction >= 0.0) fraction = std::max(fraction, shown_fraction_);
+  if (terminal_) {
+    if (fraction >= 0.0)
+      std::fprintf(stderr, "\r%-60s %5.1f%%", what.c_str(), 100.0 * fraction);
+    else
+      std::fprintf(stderr, "\r%-60s", what.c_str());
+    if (fraction >= 1.0) std::fputc('\n', stderr);
+  } else if (fraction >= 0.0) {
+    // A log or a pipe: one line per 10% step, so that a job's log shows it as it goes.
+    const int step = int(10.0 * std::min(fraction, 1.0));
+    if (step > shown_step_) std::fprintf(stderr, "regpipe progress: %3d%% %s\n", 10 * step, what.c_str());
+    shown_step_ = std::max(shown_step_, step);
+  }
   std::fflush(stderr);
+  shown_fraction_ = fraction >= 1.0 ? 0.0 : std::max(shown_fraction_, fraction);
+  if (fraction >= 1.0) shown_step_ = 0;  // the next registration (a batch's next image) starts again
 }
 
 void HostServices::cancel_on_sigint() {

@@ -12,7 +12,8 @@ namespace regpipe {
 
 class HostServices {
  public:
-  // Messages below `min_level` are dropped. `progress` lines are shown only when enabled.
+  // Messages below `min_level` are dropped. With `show_progress`, progress goes to stderr: one
+  // updating line on a terminal, else a line per 10% (a log or a pipe), never going backwards.
   explicit HostServices(int32_t min_level = RP_LOG_WARNING, bool show_progress = false);
   const rp_host* abi() const { return &host_; }
 
@@ -29,6 +30,9 @@ class HostServices {
   rp_host host_{};
   int32_t min_level_;
   bool show_progress_;
+  bool terminal_;               // stderr is a terminal
+  double shown_fraction_ = 0.0;  // the furthest shown in this registration
+  int shown_step_ = 0;           // the last 10% step printed as a line
   std::atomic<bool> cancel_{false};
 };
 
