@@ -169,9 +169,8 @@ FlirtCommand parse_flirt_arguments(const std::vector<std::string>& args) {
   if (!c.out_image && !c.out_matrix) throw UserError("nothing to write: give -out IMAGE and/or -omat MATRIX");
   c.verbose = has("v");
   // Every output's folder must exist, as FLIRT requires; the pipeline wants one folder.
-  key("outputs.dir", quoted((c.out_image ? *c.out_image : *c.out_matrix).parent_path().empty()
-                                ? "."
-                                : (c.out_image ? *c.out_image : *c.out_matrix).parent_path().string()));
+  const fs::path first_output_folder = (c.out_image ? *c.out_image : *c.out_matrix).parent_path();
+  key("outputs.dir", quoted(first_output_folder.empty() ? "." : first_output_folder.string()));
 
   key("outputs.interpolation",
       choice("-interp", has("interp") ? value("interp") : "trilinear",

@@ -438,12 +438,11 @@ void write_image(const Image& image, const fs::path& path, VoxelType type) {
 
 // A 4D file is read once (read_image per volume would decompress a .nii.gz again for each).
 ImageVolumes read_image_volumes(const fs::path& path) {
-  register_formats();
-  const itk::ImageIOBase::Pointer io = open_for_reading(path);
+  ReadOptions first;
+  first.volume_index = 0;
+  const itk::ImageIOBase::Pointer io = open_checked(path, first).io;  // read_image's checks and messages
   const std::vector<size_t> sizes = significant_sizes(*io);
-  // A 3D file, and every file read_image refuses, goes through read_image and its messages.
   if (sizes.size() != 4 || sizes[3] < 2) return {{read_image(path)}, 0.0};
-  require_scalar_pixels(*io, path);
   if (const auto reason = image_detail::incomplete_data_reason(path))
     throw read_error(path, *reason);
   try {
