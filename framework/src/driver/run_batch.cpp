@@ -19,6 +19,7 @@
 #include <regpipe/host/transform_io.hpp>
 
 #include "driver/run_outputs.hpp"
+#include "pipeline/bids_name.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -69,6 +70,16 @@ struct MovingRead {
   double seconds = 0.0;
 };
 
+// A BIDS name's entities and suffix ({"sub": "01", "ses": "2", "suffix": "T1w"}), else null.
+nlohmann::json bids_entities(const fs::path& path) {
+  const std::optional<BidsName> name = parse_bids_name(path);
+  if (!name) return nullptr;
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [key, value] : name->entities) out[key] = value;
+  out["suffix"] = name->suffix;
+  return out;
+}
+
 // One image of the batch from its read to its batch_report entry.
 struct ImageJob {
   size_t index = 0;
@@ -95,6 +106,7 @@ class BatchResults {
 
   void finish(const ImageJob& job) {
     nlohmann::json entry = {{"path", job.path}, {"outputs", job.one.outputs.dir.string()}};
+    entry["bids"] = bids_entities(job.path);
     entry["status"] = job.ok ? "ok" : "failed";
     entry["error"] = job.ok ? nlohmann::json() : nlohmann::json(job.error);
     entry["final_cost"] = job.ok ? nlohmann::json(job.result.final_cost) : nlohmann::json();
@@ -194,7 +206,7 @@ size_t run_batch(const Pipeline& p, const PluginHost& plugins, HostServices& ser
     job->path = moving.path.string();
     job->one = p;
     job->one.inputs.moving = {moving};
-    job->one.outputs.dir = p.outputs.dir / moving_stem(moving.path);
+    job->one.outputs.dir = p.outputs.dir / moving.output_folder;
 
     const auto wait_start = Clock::now();
     MovingRead read = reads.take();
@@ -203,7 +215,10 @@ size_t run_batch(const Pipeline& p, const PluginHost& plugins, HostServices& ser
     try {
       if (read.error) std::rethrow_exception(read.error);
       job->phases.reading = read.seconds;
-      OutputFolder(job->one.outputs.dir).keep();  // after the read: an unreadable image leaves no folder
+      // After the read: an unreadable image leaves no folder. A pattern's folders
+      // (sub-01/anat/) first.
+      fs::create_directories(job->one.outputs.dir.parent_path());
+      OutputFolder(job->one.outputs.dir).keep();
       images.moving = std::move(read.images.moving);
       images.moving_weight = std::move(read.images.moving_weight);
       const auto registration_start = Clock::now();
