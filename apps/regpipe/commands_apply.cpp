@@ -79,11 +79,7 @@ int run_apply(const ApplyOptions& o, const CommonOptions& common) {
   write_image_volumes(output, o.output, type);
 
   if (services.reports_summaries()) {
-    if (resampler) {
-      const UsedComponent& used = resampler->used;
-      std::printf("resampler %s %s%s\n", used.id.c_str(), used.version.c_str(),
-                  used.fallback_from.empty() ? "" : (" (instead of " + used.fallback_from + ")").c_str());
-    }
+    if (resampler) std::printf("resampler %s\n", describe_used(resampler->used).c_str());
     std::printf("wrote %s (%zu volume%s, %s, %s)\n", o.output.c_str(), output.volumes.size(),
                 output.volumes.size() == 1 ? "" : "s", o.interpolation.c_str(), voxel_type_name(type));
   }

@@ -71,8 +71,7 @@ Command add_validate(CLI::App& app, CommonOptions& common) {
     const RegistrationComponents components = create_registration_components(p, plugins, services);
     std::printf("%s: valid; on this machine it runs:\n", o->file.c_str());
     for (const UsedComponent& c : components.used)
-      std::printf("  %-9s %s%s\n", c.role.c_str(), c.id.c_str(),
-                  c.fallback_from.empty() ? "" : (" (instead of " + c.fallback_from + ")").c_str());
+      std::printf("  %-9s %s\n", c.role.c_str(), describe_used(c).c_str());
     return kExitOk;
   };
 }

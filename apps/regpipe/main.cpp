@@ -4,12 +4,14 @@
 #include <regpipe/host/components.hpp>
 #include <regpipe/host/error.hpp>
 #include <regpipe/host/invocation.hpp>
+#include <regpipe/host/termination.hpp>
 
 #include <cstdio>
 #include <map>
 
 int main(int argc, char** argv) {
   using namespace regpipe::cli;
+  regpipe::take_termination_signals();  // before any thread: they all inherit the blocked signals
   regpipe::set_command_line(argc, argv);
   CLI::App app{"regpipe: plugin-based 3D medical image registration (CPU and CUDA backends)"};
   app.require_subcommand(1);

@@ -9,6 +9,8 @@
 
 #include "support/test_support.hpp"
 
+#include <algorithm>
+
 namespace fs = std::filesystem;
 using namespace regpipe;
 
@@ -68,6 +70,28 @@ TEST_F(DeviceImages, HostFindsTheExtensionWhereOffered) {
   EXPECT_EQ(cpu.cost->device_images(), nullptr);
   EXPECT_EQ(cpu.cost->device(), -1);
   EXPECT_EQ(cpu.resampler->transfer_counts().downloads, 0u);
+}
+
+// RP_EXT_DEVICE_INFO (abi.h 1.4): the device a component describes reaches the run's
+// components and its printed line; a CPU component describes none.
+TEST_F(DeviceImages, TheDeviceAComponentDescribesIsReported) {
+  RegistrationComponents fake = create_registration_components(
+      pipeline("test.device_cost", "test.device_resampler", {{"device", "3"}}), plugins_, services_);
+  const std::optional<DeviceDescription> device = fake.cost->device_description();
+  ASSERT_TRUE(device.has_value());
+  EXPECT_EQ(device->device, 3);
+  EXPECT_EQ(device->name, "Fake GPU 3");
+  EXPECT_EQ(device->compute_major, 9);
+  EXPECT_EQ(device->memory_bytes, uint64_t(80) << 30);
+  EXPECT_FALSE(fake.resampler->device_description().has_value());  // offers device images only
+  const auto cost = std::find_if(fake.used.begin(), fake.used.end(), [](const UsedComponent& u) { return u.role == "cost"; });
+  ASSERT_NE(cost, fake.used.end());
+  ASSERT_TRUE(cost->device.has_value());
+  EXPECT_NE(describe_used(*cost).find("test.device_cost 1.0.0 on Fake GPU 3 (device 3)"), std::string::npos)
+      << describe_used(*cost);
+  RegistrationComponents cpu = create_registration_components(pipeline("cpu.cr", "resample.cpu"), plugins_, services_);
+  EXPECT_FALSE(cpu.cost->device_description().has_value());
+  EXPECT_FALSE(cpu.optimizer->device_description().has_value());
 }
 
 // Both images uploaded once, no level downloaded nor handed over in host memory; the same

@@ -9,6 +9,7 @@
 #include <regpipe/abi.h>
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 static int32_t param_int(const rp_param_value *params, size_t n, const char *name, int32_t fallback) {
@@ -174,7 +175,24 @@ static rp_status cost_create(const rp_host *host, const rp_param_value *params, 
   return RP_OK;
 }
 
+/* RP_EXT_DEVICE_INFO (abi.h 1.4): "Fake GPU <device>", filling only what out->size holds. */
+static rp_status cost_describe_device(const void *self, rp_device_info *out) {
+  rp_device_info info;
+  const uint32_t size = out->size;
+  memset(&info, 0, sizeof(info));
+  info.device = ((const fake_cost *)self)->device;
+  snprintf(info.name, sizeof(info.name), "Fake GPU %d", (int)info.device);
+  info.compute_major = 9;
+  info.memory_bytes = (uint64_t)80 << 30;
+  info.runtime_version = 13000;
+  memcpy(out, &info, size < sizeof(info) ? size : sizeof(info));
+  out->size = size;
+  return RP_OK;
+}
+static const rp_device_info_ext kCostDeviceInfo = {sizeof(rp_device_info_ext), cost_describe_device};
+
 static const void *cost_extension(void *self, const char *id) {
+  if (strcmp(id, RP_EXT_DEVICE_INFO) == 0) return &kCostDeviceInfo;
   return strcmp(id, RP_EXT_DEVICE_IMAGE) == 0 ? &((fake_cost *)self)->ext : NULL;
 }
 

@@ -67,9 +67,12 @@ TEST_F(CliTest, BuiltInExampleRecoversTheKnownTransform) {
       run("run " + quoted(pipeline()) + " --set registration.cost.plugin=cpu.cr --quiet", &status);
   ASSERT_EQ(status, 0) << out;
   const fs::path result = dir_ / "demo" / "result";
-  for (const char* f : {"transform.mat", "transform.tfm", "0GenericAffine.mat", "transform_world.txt",
-                        "registered.nii.gz", "report.json"})
+  for (const char* f : {"transform.mat", "transform.tfm", "0GenericAffine.mat", "moving_to_reference_world.txt",
+                        "transform_world.txt", "registered.nii.gz", "report.json"})
     EXPECT_TRUE(fs::is_regular_file(result / f)) << f;
+  // The world matrix under the name that says its direction, and under its old name until 0.2.
+  EXPECT_EQ(regpipe::read_matrix_file(result / "moving_to_reference_world.txt"),
+            regpipe::read_matrix_file(result / "transform_world.txt"));
   // ANTs' binary affine holds the same transform as ITK's text file.
   EXPECT_EQ(regpipe::read_itk_transform(result / "0GenericAffine.mat"),
             regpipe::read_itk_transform(result / "transform.tfm"));
@@ -78,6 +81,7 @@ TEST_F(CliTest, BuiltInExampleRecoversTheKnownTransform) {
   std::printf("phantom: mean displacement error %.4f mm\n", error_mm);
   EXPECT_LT(error_mm, 0.5);  // 4 mm voxels: a tenth of a voxel or so
   EXPECT_EQ(report["components"]["cost"]["id"], "cpu.cr");
+  EXPECT_TRUE(report["components"]["cost"]["device"].is_null());  // cpu.cr runs on no GPU
   // Powell: per level a set-up stage (the images handed to the cost) and the search.
   const auto& stages = report["stages"];
   ASSERT_EQ(stages.size(), 2 * report["registration"]["levels_mm"].size());

@@ -130,6 +130,21 @@ TEST_P(DeviceImagesCuda, RegistrationUploadsEachImageOnceAndMatchesTheHostPath) 
   EXPECT_EQ(device.evaluations, host.evaluations);
 }
 
+// RP_EXT_DEVICE_INFO (abi.h 1.4): the cost and the resampler name the card they ran on, as
+// the CUDA runtime names it, so that a report says which device gave its numbers.
+TEST_P(DeviceImagesCuda, CostAndResamplerDescribeTheirDevice) {
+  RegistrationComponents gpu = create_registration_components(pipeline("resample.cuda"), plugins_, services_);
+  for (const UsedComponent& used : gpu.used) {
+    if (used.role == "optimizer") continue;
+    ASSERT_TRUE(used.device.has_value()) << used.id;
+    EXPECT_EQ(used.device->device, 0) << used.id;
+    EXPECT_NE(used.device->name.find("NVIDIA"), std::string::npos) << used.device->name;
+    EXPECT_GE(used.device->compute_major, 9) << used.id;  // built for sm_90
+    EXPECT_GT(used.device->memory_bytes, uint64_t(1) << 30) << used.id;
+    EXPECT_GE(used.device->driver_version, used.device->runtime_version) << used.id;
+  }
+}
+
 // cuda.cr's moving mean from device memory: settled from the device's sum when its error
 // bound leaves one float (no copy back), from a host copy when the bound straddles two (here a
 // mean of exactly 1 + 2^-24, halfway between two floats); the host path's costs either way.

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <cerrno>
+#include <csignal>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,6 +73,35 @@ int run_command(const std::string& command, std::string* output) {
   int status = pclose(pipe);
   if (output != nullptr) *output = out;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+BackgroundCommand::BackgroundCommand(const std::string& command, const fs::path& log) {
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::setpgid(0, 0);  // its own group: a signal to the group reaches the shell's exec'd command
+    const std::string full = "exec " + command + " > '" + log.string() + "' 2>&1";
+    ::execl("/bin/sh", "sh", "-c", full.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+}
+
+BackgroundCommand::~BackgroundCommand() {
+  if (pid_ > 0 && !ended_) {
+    ::kill(pid_, SIGKILL);
+    wait();
+  }
+}
+
+void BackgroundCommand::signal(int sig) const {
+  if (pid_ > 0 && !ended_) ::kill(pid_, sig);
+}
+
+int BackgroundCommand::wait() {
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  ended_ = true;
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 }
 
 std::optional<std::string> gpu_component_unavailable(const PluginHost& host, int32_t kind, const std::string& id) {

@@ -60,6 +60,23 @@ double max_difference(const Eigen::Matrix4d& a, const Eigen::Matrix4d& b);
 // Runs a shell command, capturing stdout+stderr; returns the exit status.
 int run_command(const std::string& command, std::string* output);
 
+// A command started in the background (/bin/sh -c), its stdout and stderr into `log`, so that
+// a test can signal it while it runs.
+class BackgroundCommand {
+ public:
+  BackgroundCommand(const std::string& command, const std::filesystem::path& log);
+  ~BackgroundCommand();  // kills it if still running
+  BackgroundCommand(const BackgroundCommand&) = delete;
+  BackgroundCommand& operator=(const BackgroundCommand&) = delete;
+  void signal(int sig) const;
+  // Waits for it to end: its exit status, or 128 + the signal that ended it.
+  int wait();
+
+ private:
+  int pid_ = -1;
+  bool ended_ = false;
+};
+
 // Why the cost or resampler `id` cannot run here: not built (no nvcc), or no CUDA device (its
 // create with default parameters reports RP_DEVICE); nothing when it can. Other errors of
 // create are thrown. For GPU tests to skip with the reason.

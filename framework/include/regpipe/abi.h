@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 #define RP_ABI_MAJOR 1
-#define RP_ABI_MINOR 3
+#define RP_ABI_MINOR 4
 
 #if defined(_WIN32)
 #define RP_EXPORT __declspec(dllexport)
@@ -393,6 +393,34 @@ typedef struct rp_cost_device_image_ext {
   /* [one call at a time per instance] Fills *out (the caller sets out->size). */
   void (*transfer_counts)(const void *self, rp_transfer_counts *out);
 } rp_cost_device_image_ext;
+
+/* ------------------------------------------------------------------------------------ */
+/* [1.4] Which device a component runs on: the optional extension RP_EXT_DEVICE_INFO      */
+/* ------------------------------------------------------------------------------------ */
+/* Any component that computes on a device (a GPU) may describe it, so that a run's report
+ * says which card produced its numbers. get_extension(self, RP_EXT_DEVICE_INFO) returns an
+ * rp_device_info_ext (static or owned by the instance: valid until destroy), NULL: the
+ * component runs on the host's CPU. Nothing of the 1.0-1.3 structs changes. */
+#define RP_EXT_DEVICE_INFO "regpipe.device_info/1"
+
+typedef struct rp_device_info {
+  uint32_t size;
+  int32_t device;              /* ordinal in the process's device numbering (cudaSetDevice's) */
+  char name[256];              /* NUL-terminated, as the vendor names it: "NVIDIA H100 80GB HBM3" */
+  int32_t compute_major;       /* compute capability (9.0 for Hopper); 0 where none applies */
+  int32_t compute_minor;
+  uint64_t memory_bytes;       /* the device's total memory */
+  int32_t driver_version;      /* vendor's encoding (CUDA: 1000 * major + 10 * minor); 0 unknown */
+  int32_t runtime_version;     /* the runtime the component was built with, same encoding */
+} rp_device_info;
+
+typedef struct rp_device_info_ext {
+  uint32_t size;
+  /* [one call at a time per instance] Fills the members of *out that out->size holds (the
+   * caller sets out->size first) for the device the instance computes on.
+   * @retval RP_OK, RP_DEVICE (the device cannot be queried) */
+  rp_status (*describe_device)(const void *self, rp_device_info *out);
+} rp_device_info_ext;
 
 /* ------------------------------------------------------------------------------------ */
 /* Descriptors and the entry point                                                        */

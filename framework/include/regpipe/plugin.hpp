@@ -247,13 +247,14 @@ constexpr rp_resampler_vtable resampler_vtable() {
   return v;
 }
 
-// [1.3] RP_EXT_DEVICE_IMAGE (abi.h). A resampler T adds
+// [1.3] RP_EXT_DEVICE_IMAGE (abi.h), with [1.4] RP_EXT_DEVICE_INFO. A resampler T adds
 //   int32_t device() const;
 //   void resample_to_device(const rp_resample_request& request, rp_device_image& out);
 //   void release_device_image(uint64_t handle) noexcept;
 //   rp_transfer_counts transfer_counts() const;
 // and a cost T adds device() and transfer_counts(), set_moving_device(const rp_device_image&)
-// and, with kReferenceOnDevice, set_reference_device(const rp_device_image&).
+// and, with kReferenceOnDevice, set_reference_device(const rp_device_image&); both add
+// describe_device(rp_device_info&) const.
 namespace detail {
 template <class T>
 const T& object_of(const void* self) {
@@ -308,8 +309,28 @@ inline constexpr rp_cost_device_image_ext cost_device_image_ext = {
       });
     },
     &fill_transfer_counts<T>};
-inline bool is_device_image_extension(const char* id) {
-  return id != nullptr && std::strcmp(id, RP_EXT_DEVICE_IMAGE) == 0;
+// [1.4] RP_EXT_DEVICE_INFO: T adds void describe_device(rp_device_info& out) const.
+template <class T>
+inline constexpr rp_device_info_ext device_info_ext = {
+    sizeof(rp_device_info_ext), [](const void* self, rp_device_info* out) noexcept -> rp_status {
+      if (self == nullptr || out == nullptr) return RP_INVALID_ARGUMENT;
+      try {
+        rp_device_info info{};
+        object_of<T>(self).describe_device(info);
+        info.size = out->size;
+        std::memcpy(out, &info, out->size < sizeof(info) ? out->size : sizeof(info));
+        return RP_OK;
+      } catch (...) {
+        return RP_DEVICE;
+      }
+    }};
+// The extensions a device component offers: its device images and its device's description.
+template <class T, class DeviceImageExt>
+const void* device_extension(const char* id, const DeviceImageExt* device_images) noexcept {
+  if (id == nullptr) return nullptr;
+  if (std::strcmp(id, RP_EXT_DEVICE_IMAGE) == 0) return device_images;
+  if (std::strcmp(id, RP_EXT_DEVICE_INFO) == 0) return &device_info_ext<T>;
+  return nullptr;
 }
 }  // namespace detail
 
@@ -317,7 +338,7 @@ template <class T>
 constexpr rp_resampler_vtable resampler_vtable_with_device_images() {
   rp_resampler_vtable v = resampler_vtable<T>();
   v.get_extension = [](void*, const char* id) noexcept -> const void* {
-    return detail::is_device_image_extension(id) ? &detail::resampler_device_image_ext<T> : nullptr;
+    return detail::device_extension<T>(id, &detail::resampler_device_image_ext<T>);
   };
   return v;
 }
@@ -327,7 +348,7 @@ template <class T, bool kReferenceOnDevice>
 constexpr rp_cost_vtable cost_vtable_with_device_images() {
   rp_cost_vtable v = cost_vtable<T>();
   v.get_extension = [](void*, const char* id) noexcept -> const void* {
-    return detail::is_device_image_extension(id) ? &detail::cost_device_image_ext<T, kReferenceOnDevice> : nullptr;
+    return detail::device_extension<T>(id, &detail::cost_device_image_ext<T, kReferenceOnDevice>);
   };
   return v;
 }

@@ -6,6 +6,13 @@
 
 namespace regpipe {
 
+std::string describe_used(const UsedComponent& c) {
+  std::string text = c.id + " " + c.version;
+  if (c.device) text += " on " + c.device->name + " (device " + std::to_string(c.device->device) + ")";
+  if (!c.fallback_from.empty()) text += " (instead of " + c.fallback_from + ")";
+  return text;
+}
+
 template <class Instance>
 Created<Instance> create_component(const ComponentSpec& spec, int32_t kind, const char* role,
                                    const PluginHost& plugins, HostServices& services,
@@ -28,7 +35,8 @@ Created<Instance> create_component(const ComponentSpec& spec, int32_t kind, cons
       Created<Instance> out;
       std::map<std::string, ParamValue> params = resolve_params(*c, texts);
       out.instance = std::make_unique<Instance>(*c, services, params);
-      out.used = {role, c->id, c->version, c->library.string(), join(refusals, "; "), std::move(params)};
+      out.used = {role,           c->id, c->version, c->library.string(), join(refusals, "; "), std::move(params),
+                  out.instance->device_description()};
       return out;
     } catch (const ComponentError& e) {
       // Only "cannot run here" falls through to the next preference; a bad parameter

@@ -215,10 +215,6 @@ size_t run_batch(const Pipeline& p, const PluginHost& plugins, HostServices& ser
     try {
       if (read.error) std::rethrow_exception(read.error);
       job->phases.reading = read.seconds;
-      // After the read: an unreadable image leaves no folder. A pattern's folders
-      // (sub-01/anat/) first.
-      fs::create_directories(job->one.outputs.dir.parent_path());
-      OutputFolder(job->one.outputs.dir).keep();
       images.moving = std::move(read.images.moving);
       images.moving_weight = std::move(read.images.moving_weight);
       const auto registration_start = Clock::now();

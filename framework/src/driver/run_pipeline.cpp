@@ -3,6 +3,8 @@
 #include <regpipe/host/error.hpp>
 #include <regpipe/host/qa_picture.hpp>
 #include <regpipe/host/resample_image.hpp>
+#include <regpipe/host/result_set.hpp>
+#include <regpipe/host/temporary_outputs.hpp>
 #include <regpipe/host/transform_io.hpp>
 
 #include "driver/report.hpp"
@@ -43,11 +45,14 @@ OutputFolder::OutputFolder(const fs::path& dir) : dir_(dir) {
   if (fs::exists(dir, ec)) return;
   created_ = fs::create_directory(dir, ec);
   if (ec) throw UserError("outputs.dir " + dir.string() + ": cannot create: " + ec.message());
+  if (created_) register_new_folder(dir);  // a terminating signal removes it too while empty
 }
 
 OutputFolder::~OutputFolder() {
+  if (!created_) return;
+  forget_temporary(dir_);
   std::error_code ec;
-  if (created_ && !kept_ && fs::is_empty(dir_, ec)) fs::remove(dir_, ec);
+  if (!kept_ && fs::is_empty(dir_, ec)) fs::remove(dir_, ec);
 }
 
 namespace {
@@ -93,22 +98,17 @@ Image image_header(const Image& image) {
 
 namespace {
 
-// The files of an earlier run into the same folder (and prefix) that this run does not write
-// again: removed, so that the folder never mixes two runs' results (a qa.png of a run that
-// asked for one beside the transforms of one that did not, a registered.nii of one run beside
-// a registered.nii.gz of the next). Only regpipe's own output names are touched.
-void remove_stale_outputs(const Pipeline& p, bool writes_registered) {
-  const std::string base = (p.outputs.dir / p.outputs.prefix).string();
-  std::vector<std::pair<std::string, bool>> outputs = {
-      {"transform.mat", p.outputs.transforms},       {"transform.tfm", p.outputs.transforms},
-      {"0GenericAffine.mat", p.outputs.transforms},  {"transform_world.txt", p.outputs.transforms},
-      {"qa.png", writes_registered && p.outputs.qa_png}, {"report.json", p.outputs.report}};
-  for (const char* format : {".nii.gz", ".nii", ".mha", ".nrrd"})  // outputs.image_format's choices
-    outputs.emplace_back(std::string("registered") + format,
-                         writes_registered && p.outputs.registered_image && p.outputs.image_format == format);
-  std::error_code ec;
-  for (const auto& [name, written] : outputs)
-    if (!written) fs::remove(base + name, ec);
+// regpipe's own output names in a folder (outputs.image_format's choices for the registered
+// image): those a run does not write again are an earlier run's, removed as it publishes, so
+// that the folder never mixes two runs' results (a qa.png of a run that asked for one beside
+// the transforms of one that did not, a registered.nii beside the next run's .nii.gz).
+std::vector<std::string> output_names(const Pipeline& p) {
+  std::vector<std::string> names = {"transform.mat", "transform.tfm", "0GenericAffine.mat",
+                                    "moving_to_reference_world.txt", "transform_world.txt",
+                                    "qa.png", "report.json"};
+  for (const char* format : {".nii.gz", ".nii", ".mha", ".nrrd"}) names.push_back(std::string("registered") + format);
+  for (std::string& name : names) name = p.outputs.prefix + name;
+  return names;
 }
 
 }  // namespace
@@ -122,34 +122,43 @@ std::optional<double> write_output_files(const Pipeline& p, const Image& referen
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - writing_start).count();
   };
   const Eigen::Matrix4d fsl = to_fsl_matrix(result.ref_to_mov, reference, moving);
-  const fs::path base = p.outputs.dir / p.outputs.prefix;
-  remove_stale_outputs(p, registered.has_value());
-  if (p.outputs.transforms) {
-    write_fsl_mat(base.string() + "transform.mat", fsl);
-    write_itk_transform(base.string() + "transform.tfm", result.ref_to_mov);
-    write_itk_transform(base.string() + "0GenericAffine.mat", result.ref_to_mov);  // ANTs' name
-    write_world_matrix(base.string() + "transform_world.txt", to_world_ras_forward(result.ref_to_mov));
-  }
-  if (registered && p.outputs.registered_image)
-    write_image(*registered, base.string() + "registered" + p.outputs.image_format,
-                registered_image_type(p, moving));
-  if (registered && p.outputs.qa_png)
-    write_png(make_qa_picture(reference, *registered), base.string() + "qa.png");
-  // The resampling (done before this call, NaN when there was none) is part of the writing.
-  phases.writing = (std::isnan(phases.writing) ? 0.0 : phases.writing) + since_start();
-
+  // Every file is staged, and all appear together at the end, or none (an error, a full
+  // disk, a signal).
+  ResultSet files(p.outputs.dir);
+  const auto out = [&](const std::string& name) { return files.staged(p.outputs.prefix + name); };
   std::optional<RunEvaluation> evaluation;
-  if (p.evaluation.truth) {
-    const Eigen::Matrix4d truth = from_world_ras_forward(read_matrix_file(*p.evaluation.truth));
-    evaluation = RunEvaluation{mean_displacement_mm(result.ref_to_mov, truth, reference,
-                                                    foreground_threshold(reference))};
-  }
-  if (p.outputs.report) {
-    // The report reads only the images' grids.
-    const RegistrationImages headers{image_header(reference), image_header(moving), {}, {}};
-    const double total = seconds_before + since_start();
-    write_text_atomically(base.string() + "report.json",
-                          make_report(p, headers, result, fsl, evaluation, phases, total).dump(2) + "\n");
+  try {
+    if (p.outputs.transforms) {
+      write_fsl_mat(out("transform.mat"), fsl);
+      write_itk_transform(out("transform.tfm"), result.ref_to_mov);
+      write_itk_transform(out("0GenericAffine.mat"), result.ref_to_mov);  // ANTs' name
+      // The name says the direction (transform.tfm maps the other way, as ITK's do); the old
+      // name stays for one release (0.2) with the same matrix.
+      const Eigen::Matrix4d world = to_world_ras_forward(result.ref_to_mov);
+      write_world_matrix(out("moving_to_reference_world.txt"), world);
+      write_world_matrix(out("transform_world.txt"), world);
+    }
+    if (registered && p.outputs.registered_image)
+      write_image(*registered, out("registered" + p.outputs.image_format), registered_image_type(p, moving));
+    if (registered && p.outputs.qa_png) write_png(make_qa_picture(reference, *registered), out("qa.png"));
+    // The resampling (done before this call, NaN when there was none) is part of the writing.
+    phases.writing = (std::isnan(phases.writing) ? 0.0 : phases.writing) + since_start();
+
+    if (p.evaluation.truth) {
+      const Eigen::Matrix4d truth = from_world_ras_forward(read_matrix_file(*p.evaluation.truth));
+      evaluation = RunEvaluation{mean_displacement_mm(result.ref_to_mov, truth, reference,
+                                                      foreground_threshold(reference))};
+    }
+    if (p.outputs.report) {
+      // The report reads only the images' grids.
+      const RegistrationImages headers{image_header(reference), image_header(moving), {}, {}};
+      const double total = seconds_before + since_start();
+      write_text_atomically(out("report.json"),
+                            make_report(p, headers, result, fsl, evaluation, phases, total).dump(2) + "\n");
+    }
+    files.publish(output_names(p));
+  } catch (const UserError& e) {  // a full disk, ...: named as the user knows the file
+    throw UserError(files.as_published(e.what()));
   }
   if (!evaluation) return std::nullopt;
   return evaluation->mean_displacement_mm;
@@ -202,8 +211,7 @@ RegistrationImages read_inputs_concurrently(const PipelineInputs& inputs) {
 void print_summary(const RegistrationResult& result, const PhaseSeconds& phases, double total,
                    const fs::path& dir, const std::optional<double>& error_mm) {
   for (const auto& c : result.components)
-    std::printf("%-9s %s %s%s\n", c.role.c_str(), c.id.c_str(), c.version.c_str(),
-                c.fallback_from.empty() ? "" : (" (instead of " + c.fallback_from + ")").c_str());
+    std::printf("%-9s %s\n", c.role.c_str(), describe_used(c).c_str());
   for (const auto& s : result.stages)
     if (s.level_setup)
       std::printf("  %-40s %47.3f s\n", s.name.c_str(), s.seconds);

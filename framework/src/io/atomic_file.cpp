@@ -1,5 +1,6 @@
 #include <regpipe/host/atomic_file.hpp>
 #include <regpipe/host/error.hpp>
+#include <regpipe/host/temporary_outputs.hpp>
 
 #include <unistd.h>
 
@@ -54,7 +55,10 @@ fs::path temporary_stem(const fs::path& path) {
 
 void remove_quietly(const std::vector<fs::path>& files) {
   std::error_code ec;
-  for (const auto& f : files) fs::remove(f, ec);
+  for (const auto& f : files) {
+    fs::remove(f, ec);
+    forget_temporary(f);
+  }
 }
 
 }  // namespace
@@ -81,20 +85,21 @@ void write_atomically(const fs::path& path, const std::vector<std::string>& comp
   temporaries.emplace_back(tmp_stem.string() + extension);
   destinations.push_back(path);
 
+  for (const auto& t : temporaries) register_temporary(t);  // a terminating signal removes them
   try {
     write(temporaries.back());
+    publish_outputs([&] {
+      for (size_t i = 0; i < temporaries.size(); ++i) {
+        std::error_code ec;
+        fs::rename(temporaries[i], destinations[i], ec);
+        if (ec) throw UserError("cannot write '" + destinations[i].string() + "': " + ec.message());
+      }
+    });
   } catch (...) {
     remove_quietly(temporaries);
     throw;
   }
-  for (size_t i = 0; i < temporaries.size(); ++i) {
-    std::error_code ec;
-    fs::rename(temporaries[i], destinations[i], ec);
-    if (ec) {
-      remove_quietly(temporaries);
-      throw UserError("cannot write '" + destinations[i].string() + "': " + ec.message());
-    }
-  }
+  for (const auto& t : temporaries) forget_temporary(t);
 }
 
 void write_atomically(const fs::path& path, const std::function<void(const fs::path& tmp)>& write) {

@@ -75,7 +75,7 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
       {"outputs.prefix", "string", "\"\"", "Prefix of every output file name."},
       {"outputs.transforms", "bool", "true",
        "Write transform.mat (FSL), transform.tfm (ITK), 0GenericAffine.mat (ANTs) and "
-       "transform_world.txt."},
+       "moving_to_reference_world.txt (and, until 0.2, the same matrix as transform_world.txt)."},
       {"outputs.registered_image", "bool", "true",
        "Write the moving image resampled into the reference grid."},
       {"outputs.interpolation", "one of nearest, trilinear, sinc, bspline", "bspline",

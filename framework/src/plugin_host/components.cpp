@@ -63,6 +63,21 @@ const Ext* device_image_extension(const Vtable* vt, void* self) {
   return ext;
 }
 
+// The component's RP_EXT_DEVICE_INFO answer, when it offers one and can give it.
+template <class Vtable>
+std::optional<DeviceDescription> describe_device(const Vtable* vt, void* self) {
+  if (!RP_HAS_MEMBER(vt, Vtable, get_extension) || vt->get_extension == nullptr) return std::nullopt;
+  const auto* ext = static_cast<const rp_device_info_ext*>(vt->get_extension(self, RP_EXT_DEVICE_INFO));
+  if (ext == nullptr || !RP_HAS_MEMBER(ext, rp_device_info_ext, describe_device) || ext->describe_device == nullptr)
+    return std::nullopt;
+  rp_device_info info{};
+  info.size = sizeof(info);
+  if (ext->describe_device(self, &info) != RP_OK) return std::nullopt;
+  info.name[sizeof(info.name) - 1] = '\0';  // whatever the plugin wrote, a C string
+  return DeviceDescription{info.device,       info.name,           info.compute_major, info.compute_minor,
+                           info.memory_bytes, info.driver_version, info.runtime_version};
+}
+
 template <class Ext>
 TransferCounts counts_of(const Ext* ext, const void* self) {
   if (ext == nullptr) return {};
@@ -104,6 +119,8 @@ int32_t CostInstance::device() const { return device_images_ ? device_images_->d
 
 TransferCounts CostInstance::transfer_counts() const { return counts_of(device_images_, self_); }
 
+std::optional<DeviceDescription> CostInstance::device_description() const { return describe_device(vt_, self_); }
+
 void CostInstance::check(rp_status s, const char* what) const {
   if (s != RP_OK) fail(*component_, s, what, vt_->last_error(self_));
 }
@@ -137,6 +154,10 @@ OptimizerInstance::OptimizerInstance(const Component& c, HostServices& services,
   self_ = create_instance(c, services, params, vt_->create);
 }
 OptimizerInstance::~OptimizerInstance() { vt_->destroy(self_); }
+
+std::optional<DeviceDescription> OptimizerInstance::device_description() const {
+  return describe_device(vt_, self_);
+}
 
 bool OptimizerInstance::drives_levels() const {
   return (vt_->flags & RP_OPTIMIZER_DRIVES_LEVELS) != 0;
@@ -172,6 +193,10 @@ DeviceImage ResamplerInstance::resample_to_device(const rp_resample_request& req
 int32_t ResamplerInstance::device() const { return device_images_ ? device_images_->device(self_) : -1; }
 
 TransferCounts ResamplerInstance::transfer_counts() const { return counts_of(device_images_, self_); }
+
+std::optional<DeviceDescription> ResamplerInstance::device_description() const {
+  return describe_device(vt_, self_);
+}
 
 void ResamplerInstance::resample(const rp_resample_request& request) {
   rp_status s = vt_->resample(self_, &request);

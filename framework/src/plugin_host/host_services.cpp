@@ -1,4 +1,5 @@
 #include <regpipe/host/host_services.hpp>
+#include <regpipe/host/termination.hpp>
 
 #include <algorithm>
 #include <csignal>
@@ -77,8 +78,20 @@ void HostServices::progress(double fraction, const std::string& what) {
 }
 
 void HostServices::cancel_on_sigint() {
+  cancels_on_sigint_ = true;
+  if (termination_signals_taken()) {
+    on_first_interrupt([this] { request_cancel(); });
+    return;
+  }
   g_sigint_target.store(this);
   std::signal(SIGINT, on_sigint);
+}
+
+HostServices::~HostServices() {
+  if (!cancels_on_sigint_) return;
+  if (termination_signals_taken()) on_first_interrupt({});
+  HostServices* self = this;
+  g_sigint_target.compare_exchange_strong(self, nullptr);
 }
 
 }  // namespace regpipe

@@ -1,6 +1,8 @@
 #include "regpipe_common_cuda/cuda_check.hpp"
 #include "regpipe_common_cuda/device_session.hpp"
 
+#include <cstdio>
+
 namespace regpipe_common_cuda {
 
 namespace {
@@ -29,7 +31,19 @@ DeviceInfo select_device(int index, const std::string& cpu_alternative) {
   RP_CUDA_CHECK(cudaSetDevice(index));
   cudaDeviceProp prop{};
   RP_CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
-  return {index, prop.multiProcessorCount, prop.sharedMemPerBlockOptin, std::size_t(prop.l2CacheSize), prop.name};
+  return {index,      prop.multiProcessorCount, prop.sharedMemPerBlockOptin, std::size_t(prop.l2CacheSize),
+          prop.name,  prop.major,               prop.minor,                  prop.totalGlobalMem};
+}
+
+void describe_device(const DeviceInfo& device, rp_device_info& out) {
+  out.device = device.index;
+  std::snprintf(out.name, sizeof(out.name), "%s", device.name.c_str());
+  out.compute_major = device.compute_major;
+  out.compute_minor = device.compute_minor;
+  out.memory_bytes = device.memory_bytes;
+  int driver = 0;
+  out.driver_version = cudaDriverGetVersion(&driver) == cudaSuccess ? driver : 0;
+  out.runtime_version = CUDART_VERSION;
 }
 
 void require_device_memory(std::size_t bytes, const std::string& what, const DeviceInfo& device) {

@@ -36,6 +36,7 @@ class CudaMiCost {
   void set_moving(const rp_image& image, const rp_image* weight);
   void evaluate(const rp_cost_request& request);
   int32_t device() const { return device_.index; }
+  void describe_device(rp_device_info& out) const { regpipe_common_cuda::describe_device(device_, out); }
   void set_reference_device(const rp_device_image& image);
   void set_moving_device(const rp_device_image& image);
   rp_transfer_counts transfer_counts() const { return counts_; }

@@ -27,6 +27,7 @@ class CudaResampler {
 
   void resample(const rp_resample_request& request);
   int32_t device() const { return device_.index; }
+  void describe_device(rp_device_info& out) const { regpipe_common_cuda::describe_device(device_, out); }
   void resample_to_device(const rp_resample_request& request, rp_device_image& out);
   void release_device_image(uint64_t handle) noexcept { device_images_.erase(handle); }
   rp_transfer_counts transfer_counts() const { return counts_; }

@@ -9,6 +9,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -36,6 +37,15 @@ struct TransferCounts {
   uint64_t uploads = 0, upload_bytes = 0, downloads = 0, download_bytes = 0;
 };
 
+// The device a component computes on (RP_EXT_DEVICE_INFO, abi.h 1.4), for reports.
+struct DeviceDescription {
+  int32_t device = -1;
+  std::string name;
+  int32_t compute_major = 0, compute_minor = 0;
+  uint64_t memory_bytes = 0;
+  int32_t driver_version = 0, runtime_version = 0;
+};
+
 class CostInstance {
  public:
   CostInstance(const Component& component, HostServices& services,
@@ -60,6 +70,9 @@ class CostInstance {
   // The extension's device (-1 without it).
   int32_t device() const;
   TransferCounts transfer_counts() const;
+  // The device it computes on; nothing for a CPU component (no RP_EXT_DEVICE_INFO) or a
+  // device that cannot be described.
+  std::optional<DeviceDescription> device_description() const;
 
  private:
   void check(rp_status s, const char* what) const;
@@ -78,6 +91,10 @@ class OptimizerInstance {
   OptimizerInstance& operator=(const OptimizerInstance&) = delete;
 
   bool drives_levels() const;
+  // The device it computes on; nothing for a CPU component (no RP_EXT_DEVICE_INFO) or a
+  // device that cannot be described.
+  std::optional<DeviceDescription> device_description() const;
+
   // Throws ComponentError (RP_CANCELLED included) on failure.
   void minimize(const rp_objective& objective, double* x, double* f);
   const Component& component() const { return *component_; }
@@ -106,6 +123,9 @@ class ResamplerInstance {
   DeviceImage resample_to_device(const rp_resample_request& request);
   int32_t device() const;
   TransferCounts transfer_counts() const;
+  // The device it computes on; nothing for a CPU component (no RP_EXT_DEVICE_INFO) or a
+  // device that cannot be described.
+  std::optional<DeviceDescription> device_description() const;
 
  private:
   const Component* component_;

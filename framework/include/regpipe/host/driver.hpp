@@ -35,7 +35,11 @@ struct UsedComponent {
   std::string id, version, library;
   std::string fallback_from;  // why earlier plugins of a preference list were not used
   std::map<std::string, ParamValue> params;  // every parameter it was created with, defaults included
+  std::optional<DeviceDescription> device;  // the GPU it computes on; nothing on the CPU
 };
+// "cuda.cr 1.2.0 on NVIDIA H100 80GB HBM3 (device 0) (instead of ...)": what the run
+// and validate print for a component.
+std::string describe_used(const UsedComponent& c);
 
 struct RegistrationResult {
   Eigen::Matrix4d ref_to_mov = Eigen::Matrix4d::Identity();  // abi.h convention (LPS)

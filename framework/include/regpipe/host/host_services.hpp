@@ -15,6 +15,9 @@ class HostServices {
   // Messages below `min_level` are dropped. With `show_progress`, progress goes to stderr: one
   // updating line on a terminal, else a line per 10% (a log or a pipe), never going backwards.
   explicit HostServices(int32_t min_level = RP_LOG_WARNING, bool show_progress = false);
+  ~HostServices();
+  HostServices(const HostServices&) = delete;
+  HostServices& operator=(const HostServices&) = delete;
   const rp_host* abi() const { return &host_; }
 
   void log(int32_t level, const std::string& message);
@@ -23,7 +26,8 @@ class HostServices {
   bool reports_summaries() const { return min_level_ <= RP_LOG_WARNING; }
   bool cancel_requested() const { return cancel_.load(); }
   void request_cancel() { cancel_.store(true); }
-  // Installs a SIGINT handler that requests cancellation of the process-wide services.
+  // The first SIGINT requests cancellation of these services (through the signal thread of
+  // take_termination_signals where the process has one, else a handler), until destroyed.
   void cancel_on_sigint();
 
  private:
@@ -34,6 +38,7 @@ class HostServices {
   double shown_fraction_ = 0.0;  // the furthest shown in this registration
   int shown_step_ = 0;           // the last 10% step printed as a line
   std::atomic<bool> cancel_{false};
+  bool cancels_on_sigint_ = false;
 };
 
 // One "regpipe <level>: <message>" line on stderr, never interleaved with another: for code

@@ -1,0 +1,80 @@
+#include <regpipe/host/error.hpp>
+#include <regpipe/host/result_set.hpp>
+#include <regpipe/host/temporary_outputs.hpp>
+
+#include <unistd.h>
+
+#include <atomic>
+
+namespace fs = std::filesystem;
+
+namespace regpipe {
+namespace {
+
+// The outermost missing folder of `dir`'s path (empty when dir exists).
+fs::path first_missing(const fs::path& dir) {
+  std::error_code ec;
+  fs::path missing;
+  for (fs::path p = dir; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+    missing = p;
+    if (p == p.parent_path()) break;
+  }
+  return missing;
+}
+
+}  // namespace
+
+ResultSet::ResultSet(fs::path dir) : dir_(std::move(dir)) {
+  static std::atomic<unsigned long> counter{0};
+  made_ = first_missing(dir_);
+  std::error_code ec;
+  // Removed, should the process be terminated before publishing, while empty.
+  for (fs::path p = dir_; !made_.empty() && p != made_.parent_path(); p = p.parent_path()) made_folders_.push_back(p);
+  for (const fs::path& p : made_folders_) register_new_folder(p);
+  fs::create_directories(dir_, ec);
+  if (ec) throw UserError("cannot make the output folder " + dir_.string() + ": " + ec.message());
+  staging_ = dir_ / (".regpipe-staging-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  register_temporary(staging_);
+  fs::create_directory(staging_, ec);
+  if (ec) {
+    forget_temporary(staging_);
+    throw UserError("cannot write into the output folder " + dir_.string() + ": " + ec.message());
+  }
+}
+
+ResultSet::~ResultSet() {
+  std::error_code ec;
+  fs::remove_all(staging_, ec);
+  forget_temporary(staging_);
+  if (!published_ && !made_.empty()) fs::remove_all(made_, ec);
+  for (const fs::path& p : made_folders_) forget_temporary(p);
+}
+
+fs::path ResultSet::staged(const std::string& name) {
+  names_.insert(name);
+  return staging_ / name;
+}
+
+std::string ResultSet::as_published(const std::string& message) const {
+  std::string out = message;
+  const std::string from = staging_.string(), to = dir_.string();
+  for (size_t at = out.find(from); at != std::string::npos; at = out.find(from, at + to.size()))
+    out.replace(at, from.size(), to);
+  return out;
+}
+
+void ResultSet::publish(const std::vector<std::string>& stale) {
+  publish_outputs([&] {
+    std::error_code ec;
+    for (const std::string& name : names_) {
+      if (!fs::exists(staging_ / name, ec)) continue;  // staged but not written (a companion)
+      fs::rename(staging_ / name, dir_ / name, ec);
+      if (ec) throw UserError("cannot write '" + (dir_ / name).string() + "': " + ec.message());
+    }
+    for (const std::string& name : stale)
+      if (names_.count(name) == 0) fs::remove(dir_ / name, ec);
+    published_ = true;
+  });
+}
+
+}  // namespace regpipe
