@@ -104,7 +104,8 @@ size_t text_pixels(const QaPicture& pic, uint32_t x, uint32_t y, uint32_t width,
   return n;
 }
 
-constexpr uint32_t kLabel = 18;  // a label's backing: 14 x 18 pixels at the picture's text scale
+// A label's backing at the picture's text scale (2): 14 x 22 pixels.
+constexpr uint32_t kLabelWidth = 14, kLabelHeight = 22;
 
 }  // namespace
 
@@ -162,8 +163,8 @@ TEST(QaPicture, RadiologicalIsTheMirrorOfNeurologicalInAxialAndCoronal) {
     const QaPanel& n = neurological.panels[i];
     ASSERT_EQ(r.width, n.width);
     ASSERT_EQ(r.slice, n.slice);
-    for (uint32_t v = kLabel; v < r.height - kLabel; ++v)
-      for (uint32_t u = kLabel; u < r.width - kLabel; ++u)
+    for (uint32_t v = kLabelHeight; v < r.height - kLabelHeight; ++v)
+      for (uint32_t u = kLabelHeight; u < r.width - kLabelHeight; ++u)
         ASSERT_EQ(pixel(radiological, r, u, v), pixel(neurological, n, r.width - 1 - u, v))
             << "panel " << i << " at " << u << "," << v;
   }
@@ -205,27 +206,34 @@ TEST(QaPicture, LabelsAtEveryPanelEdgeNameTheSide) {
   const Pair pair;
   const QaPicture radiological = picture_of(pair.reference, pair.registered, QaOrientation::radiological);
   const QaPicture neurological = picture_of(pair.reference, pair.registered, QaOrientation::neurological);
-  for (const QaPanel& p : radiological.panels) {
-    const uint32_t mid_x = p.x + p.width / 2 - kLabel / 2, mid_y = p.y + p.height / 2 - kLabel / 2;
-    EXPECT_GT(text_pixels(radiological, p.x, mid_y, kLabel, kLabel), 10u) << "left label";
-    EXPECT_GT(text_pixels(radiological, p.x + p.width - kLabel, mid_y, kLabel, kLabel), 10u) << "right label";
-    EXPECT_GT(text_pixels(radiological, mid_x, p.y, kLabel, kLabel), 10u) << "top label";
-    EXPECT_GT(text_pixels(radiological, mid_x, p.y + p.height - kLabel, kLabel, kLabel), 10u) << "bottom label";
-  }
-  // The axial panel's left label is the same letter as the neurological one's right label
-  // (R), and another letter than its own right label (L).
-  const QaPanel& r = radiological.panels[0];
-  const QaPanel& n = neurological.panels[0];
-  auto letter = [](const QaPicture& pic, uint32_t x, uint32_t y) {
+  // Each label is centred on its edge, inside the panel.
+  auto left = [](const QaPanel& p) { return std::array<uint32_t, 2>{p.x, p.y + (p.height - kLabelHeight) / 2}; };
+  auto right = [](const QaPanel& p) {
+    return std::array<uint32_t, 2>{p.x + p.width - kLabelWidth, p.y + (p.height - kLabelHeight) / 2};
+  };
+  auto top = [](const QaPanel& p) { return std::array<uint32_t, 2>{p.x + (p.width - kLabelWidth) / 2, p.y}; };
+  auto bottom = [](const QaPanel& p) {
+    return std::array<uint32_t, 2>{p.x + (p.width - kLabelWidth) / 2, p.y + p.height - kLabelHeight};
+  };
+  auto letter = [](const QaPicture& pic, std::array<uint32_t, 2> at) {
     std::vector<bool> mask;
-    for (uint32_t v = 0; v < kLabel; ++v)
-      for (uint32_t u = 0; u < kLabel - 4; ++u) mask.push_back(is_text(pic.image.at(x + u, y + v)));
+    for (uint32_t v = 0; v < kLabelHeight; ++v)
+      for (uint32_t u = 0; u < kLabelWidth; ++u) mask.push_back(is_text(pic.image.at(at[0] + u, at[1] + v)));
     return mask;
   };
-  const uint32_t mid_y = r.y + (r.height - kLabel) / 2;
-  const uint32_t right = r.x + r.width - (kLabel - 4);
-  EXPECT_EQ(letter(radiological, r.x, mid_y), letter(neurological, n.x + n.width - (kLabel - 4), mid_y));
-  EXPECT_NE(letter(radiological, r.x, mid_y), letter(radiological, right, mid_y));
+  for (const QaPanel& p : radiological.panels)
+    for (const auto& at : {left(p), right(p), top(p), bottom(p)})
+      EXPECT_GT(text_pixels(radiological, at[0], at[1], kLabelWidth, kLabelHeight), 10u)
+          << "no label at " << at[0] << "," << at[1];
+  // The axial panel's left label is the neurological one's right label (R), and another
+  // letter than its own right label (L); top and bottom (A, P) are the same in both.
+  const QaPanel& r = radiological.panels[0];
+  const QaPanel& n = neurological.panels[0];
+  EXPECT_EQ(letter(radiological, left(r)), letter(neurological, right(n)));
+  EXPECT_EQ(letter(radiological, right(r)), letter(neurological, left(n)));
+  EXPECT_NE(letter(radiological, left(r)), letter(radiological, right(r)));
+  EXPECT_EQ(letter(radiological, top(r)), letter(neurological, top(n)));
+  EXPECT_NE(letter(radiological, top(r)), letter(radiological, bottom(r)));
 }
 
 TEST(QaPicture, TextAboveThePanelsNamesTheFilesAndTheCost) {

@@ -1,6 +1,7 @@
 // The glyphs below were drawn by hand for regpipe on a 5 x 7 grid in the plain dot-matrix
 // style of character displays (no font file or table was copied, so no font licence
-// applies). Lower-case letters with descenders sit one row higher to fit the 7 rows.
+// applies). Lower-case letters stand on the capitals' baseline, five rows high; g, p, q and y
+// are drawn lower, into the descent below it.
 #include "qa/bitmap_font.hpp"
 
 #include <algorithm>
@@ -11,6 +12,7 @@ namespace {
 struct Glyph {
   char c;
   const char* rows[kGlyphHeight];  // top to bottom, '#' on
+  bool descends = false;           // drawn kDescent rows lower: g, p, q, y
 };
 
 // Printable ASCII from ' ' (32) to '~' (126), in order.
@@ -86,7 +88,7 @@ constexpr Glyph kGlyphs[] = {
     {'d', {"    #", "    #", " ## #", "#  ##", "#   #", "#   #", " ####"}},
     {'e', {"     ", "     ", " ### ", "#   #", "#####", "#    ", " ### "}},
     {'f', {"  ## ", " #  #", " #   ", "###  ", " #   ", " #   ", " #   "}},
-    {'g', {"     ", " ####", "#   #", "#   #", " ####", "    #", " ### "}},
+    {'g', {" ####", "#   #", "#   #", "#   #", " ####", "    #", " ### "}, true},
     {'h', {"#    ", "#    ", "# ## ", "##  #", "#   #", "#   #", "#   #"}},
     {'i', {"  #  ", "     ", " ##  ", "  #  ", "  #  ", "  #  ", " ### "}},
     {'j', {"   # ", "     ", "  ## ", "   # ", "   # ", "#  # ", " ##  "}},
@@ -95,8 +97,8 @@ constexpr Glyph kGlyphs[] = {
     {'m', {"     ", "     ", "## # ", "# # #", "# # #", "#   #", "#   #"}},
     {'n', {"     ", "     ", "# ## ", "##  #", "#   #", "#   #", "#   #"}},
     {'o', {"     ", "     ", " ### ", "#   #", "#   #", "#   #", " ### "}},
-    {'p', {"     ", "     ", "#### ", "#   #", "#### ", "#    ", "#    "}},
-    {'q', {"     ", "     ", " ## #", "#  ##", " ####", "    #", "    #"}},
+    {'p', {"#### ", "#   #", "#   #", "#   #", "#### ", "#    ", "#    "}, true},
+    {'q', {" ####", "#   #", "#   #", "#   #", " ####", "    #", "    #"}, true},
     {'r', {"     ", "     ", "# ## ", "##  #", "#    ", "#    ", "#    "}},
     {'s', {"     ", "     ", " ####", "#    ", " ### ", "    #", "#### "}},
     {'t', {" #   ", " #   ", "###  ", " #   ", " #   ", " #  #", "  ## "}},
@@ -104,7 +106,7 @@ constexpr Glyph kGlyphs[] = {
     {'v', {"     ", "     ", "#   #", "#   #", "#   #", " # # ", "  #  "}},
     {'w', {"     ", "     ", "#   #", "#   #", "# # #", "# # #", " # # "}},
     {'x', {"     ", "     ", "#   #", " # # ", "  #  ", " # # ", "#   #"}},
-    {'y', {"     ", "     ", "#   #", "#   #", " ####", "    #", " ### "}},
+    {'y', {"#   #", "#   #", "#   #", "#   #", " ####", "    #", " ### "}, true},
     {'z', {"     ", "     ", "#####", "   # ", "  #  ", " #   ", "#####"}},
     {'{', {"   ##", "  #  ", "  #  ", "##   ", "  #  ", "  #  ", "   ##"}},
     {'|', {"  #  ", "  #  ", "  #  ", "  #  ", "  #  ", "  #  ", "  #  "}},
@@ -135,7 +137,7 @@ void fill(RgbPicture& picture, int x0, int y0, int x1, int y1, const std::array<
 TextBox text_box(const std::string& text, uint32_t scale) {
   // One font pixel of backing on each side, one between characters.
   const uint32_t n = uint32_t(text.size());
-  return {scale * (n * (kGlyphWidth + 1) + 1), scale * (kGlyphHeight + 2)};
+  return {scale * (n * (kGlyphWidth + 1) + 1), scale * (kGlyphHeight + kDescent + 2)};
 }
 
 void draw_text(RgbPicture& picture, int x, int y, const std::string& text, uint32_t scale,
@@ -146,11 +148,12 @@ void draw_text(RgbPicture& picture, int x, int y, const std::string& text, uint3
   for (size_t i = 0; i < text.size(); ++i) {
     const Glyph& g = glyph_of(text[i]);
     const int left = x + s * (1 + int(i) * int(kGlyphWidth + 1));
+    const int top = y + s * (1 + (g.descends ? int(kDescent) : 0));
     for (uint32_t row = 0; row < kGlyphHeight; ++row)
       for (uint32_t col = 0; col < kGlyphWidth; ++col)
         if (g.rows[row][col] == '#')
-          fill(picture, left + s * int(col), y + s * int(1 + row), left + s * int(col + 1),
-               y + s * int(2 + row), colour);
+          fill(picture, left + s * int(col), top + s * int(row), left + s * int(col + 1),
+               top + s * int(row + 1), colour);
   }
 }
 

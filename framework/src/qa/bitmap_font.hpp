@@ -10,9 +10,10 @@
 
 namespace regpipe {
 
-// A glyph cell is 5 x 7 font pixels, each `scale` x `scale` picture pixels; characters stand
-// one font pixel apart, and the backing reaches one font pixel round the text.
-constexpr uint32_t kGlyphWidth = 5, kGlyphHeight = 7;
+// A glyph is 5 x 7 font pixels, each `scale` x `scale` picture pixels, over a descent of 2
+// (the tails of g, p, q, y); characters stand one font pixel apart, and the backing reaches
+// one font pixel round the text.
+constexpr uint32_t kGlyphWidth = 5, kGlyphHeight = 7, kDescent = 2;
 
 struct TextBox {
   uint32_t width = 0, height = 0;  // picture pixels, backing included

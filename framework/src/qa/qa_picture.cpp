@@ -13,7 +13,7 @@
 namespace regpipe {
 namespace {
 
-constexpr uint32_t kGap = 4;        // pixels between panels and round the picture
+constexpr uint32_t kGap = 8;        // pixels between panels (their edge labels apart) and round the picture
 constexpr uint32_t kTextScale = 2;  // 10 x 14 pixel letters
 constexpr std::array<uint8_t, 3> kBackground{48, 48, 48};  // tells the panels' field of view from black
 constexpr double kSliceFractions[] = {0.3, 0.5, 0.7};
