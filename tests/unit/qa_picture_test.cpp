@@ -8,6 +8,8 @@
 
 #include "support/test_support.hpp"
 
+#include <Eigen/Geometry>
+#include <cmath>
 #include <functional>
 
 namespace {
@@ -150,6 +152,20 @@ TEST(QaPicture, SameForAnyStorageOrderOfTheSameHead) {
     EXPECT_EQ(pic.image.width, expected.image.width) << s.name;
     EXPECT_EQ(pic.image.height, expected.image.height) << s.name;
     EXPECT_TRUE(pic.image.rgb == expected.image.rgb) << s.name << ": another picture";
+  }
+}
+
+// An oblique grid (the head tilted 20 degrees with it, as a scan planned along the AC-PC line)
+// is shown along its closest anatomical axes: the picture of the unturned grid.
+TEST(QaPicture, ObliqueGridsAreShownAlongTheirClosestAxes) {
+  const Pair pair;
+  const QaPicture expected = picture_of(pair.reference, pair.registered);
+  for (const Eigen::Vector3d& axis : {Eigen::Vector3d::UnitX(), Eigen::Vector3d::UnitY(), Eigen::Vector3d::UnitZ()}) {
+    Eigen::Matrix4d tilt = Eigen::Matrix4d::Identity();
+    tilt.topLeftCorner<3, 3>() = Eigen::AngleAxisd(20.0 * M_PI / 180.0, axis).toRotationMatrix();
+    const QaPicture pic = picture_of(regpipe::with_world_transform(pair.reference, tilt),
+                                     regpipe::with_world_transform(pair.registered, tilt));
+    EXPECT_TRUE(pic.image.rgb == expected.image.rgb) << "tilted about " << axis.transpose();
   }
 }
 
