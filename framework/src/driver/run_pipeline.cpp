@@ -152,11 +152,12 @@ std::optional<double> write_output_files(const Pipeline& p, const Image& referen
   if (registered && p.outputs.registered_image)
     write_image(*registered, base.string() + "registered" + p.outputs.image_format,
                 registered_image_type(p, moving));
-  if (registered && p.outputs.qa_png)
-    write_png(make_qa_picture(reference, *registered, moving_coverage(reference, moving, result.ref_to_mov),
-                              qa_annotation(p, result))
-                  .image,
-              base.string() + "qa.png");
+  if (registered && p.outputs.qa_png) {
+    const QaPicture qa = make_qa_picture(reference, *registered,
+                                         moving_coverage(reference, moving, result.ref_to_mov),
+                                         qa_annotation(p, result));
+    write_png(qa.image, base.string() + "qa.png");
+  }
   // The resampling (done before this call, NaN when there was none) is part of the writing.
   phases.writing = (std::isnan(phases.writing) ? 0.0 : phases.writing) + since_start();
 

@@ -96,7 +96,7 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
        "file names and the final cost; edges only where the moving image has data."},
       {"outputs.qa_orientation", "one of radiological, neurological", "radiological",
        "Left-right display of qa.png's axial and coronal slices: `radiological` puts the "
-       "patient's right on the picture's left (FSLeyes' and FSL slicesdir's default), "
+       "patient's right on the picture's left (FSLeyes' default, and the radiology reading room's), "
        "`neurological` the patient's left."},
       {"outputs.parallel_io", "bool", "true",
        "Read and write image files on worker threads, overlapped with the registrations: a "

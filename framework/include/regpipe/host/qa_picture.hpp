@@ -32,8 +32,8 @@ constexpr std::array<uint8_t, 3> kQaTextColour{255, 220, 0};
 // this many pixels.
 constexpr uint32_t kQaMinPanelPixels = 200;
 
-// Radiological: the patient's right on the picture's left (FSLeyes' and FSL slicer's
-// default); neurological: the patient's left on the left. Sagittal panels are the same in
+// Radiological: the patient's right on the picture's left (FSLeyes' default, and what FSL
+// users compare qa.png with); neurological: the patient's left on the left. Sagittal panels are the same in
 // both (anterior on the left).
 enum class QaOrientation { radiological, neurological };
 const char* qa_orientation_name(QaOrientation orientation);
