@@ -285,10 +285,17 @@ TEST_F(QaPngRun, RunWritesThePictureOnlyWhenAsked) {
   EXPECT_FALSE(fs::exists(demo / "result" / "qa.png"));
   ASSERT_EQ(run_command(run + " --set outputs.qa_png=true --set outputs.registered_image=false", &out), 0) << out;
   const regpipe::RgbPicture pic = regpipe::read_png(demo / "result" / "qa.png");
-  EXPECT_EQ(pic.width, 2u * 40 + 40);  // the 40^3 phantom: axial, coronal, sagittal
-  EXPECT_EQ(pic.height, 40u);
-  EXPECT_GT(std::count_if(pic.rgb.begin(), pic.rgb.end(), [](uint8_t v) { return v != 0; }), 1000)
-      << "an empty picture";
+  // The 40^3 phantom of 4 mm upsampled 5 times: three 200-pixel panels a row, 8-pixel gaps.
+  EXPECT_EQ(pic.width, 3u * 200 + 4 * 8);
+  EXPECT_GT(pic.height, 3u * 200);
+  size_t text = 0, edges = 0;
+  for (uint32_t y = 0; y < pic.height; ++y)
+    for (uint32_t x = 0; x < pic.width; ++x) {
+      text += pic.at(x, y) == regpipe::kQaTextColour;
+      edges += pic.at(x, y) == regpipe::kQaEdgeColour;
+    }
+  EXPECT_GT(text, 1000u) << "no names, cost or labels";
+  EXPECT_GT(edges, 1000u) << "no reference edges";
 }
 
 // docs/compare.md lists exactly the keys the compare loader accepts.

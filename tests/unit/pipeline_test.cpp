@@ -110,3 +110,13 @@ TEST_F(PipelineTest, SyntaxErrorsAndMissingFilesAreReported) {
   EXPECT_THROW(load_pipeline(dir_ / "missing.yaml", {}, host_), UserError);
   EXPECT_THROW(parse_override("no-equals-sign"), UserError);
 }
+
+TEST_F(PipelineTest, QaOrientationIsRadiologicalUnlessNeurologicalIsAsked) {
+  EXPECT_EQ(load_pipeline(write(kMinimal), {}, host_).outputs.qa_orientation, "radiological");
+  EXPECT_EQ(load_pipeline(write(kMinimal), {parse_override("outputs.qa_orientation=neurological")}, host_)
+                .outputs.qa_orientation,
+            "neurological");
+  EXPECT_EQ(error_of(std::string(kMinimal) + "  qa_orientation: neurologic\n"),
+            "pipeline.yaml:6:19: outputs.qa_orientation=neurologic is not one of radiological, "
+            "neurological (did you mean 'neurological'?)");
+}

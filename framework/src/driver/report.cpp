@@ -91,7 +91,7 @@ nlohmann::json make_report(const Pipeline& pipeline, const RegistrationImages& i
                        {"transforms", o.transforms},       {"registered_image", o.registered_image},
                        {"interpolation", o.interpolation}, {"image_format", o.image_format},
                        {"datatype", o.datatype},           {"qa_png", o.qa_png},
-                       {"parallel_io", o.parallel_io}};
+                       {"qa_orientation", o.qa_orientation}, {"parallel_io", o.parallel_io}};
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& s : result.stages) {
     nlohmann::json j = {{"name", s.name},       {"level_mm", s.level_mm},

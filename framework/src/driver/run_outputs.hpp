@@ -42,7 +42,7 @@ std::optional<Image> resample_registered(const Pipeline& p, const RegistrationIm
 // Second half, on any thread (no plugin is called): transforms, registered image, QA picture
 // and report.json, each written atomically, into p.outputs.dir. `reference` is the whole
 // reference (the QA picture and evaluation.truth read its voxels), `moving` only the moving
-// image's grid and file type (image_header is enough). `phases` brings the reading and
+// image's grid (the report, the QA picture's coverage) and file type (image_header is enough). `phases` brings the reading and
 // registration times and the resampling time as phases.writing (NaN: none), to which this
 // adds its own; `seconds_before` is the run's time before this call (the report's total).
 // Returns the mean displacement error against evaluation.truth when the pipeline has one.

@@ -98,6 +98,25 @@ Image image_header(const Image& image) {
 
 namespace {
 
+// An input's file name, with the volume index of a 4D file: "bold.nii.gz[3]".
+std::string input_name(const ImageInput& input) {
+  std::string name = input.path.filename().string();
+  if (input.volume) name.append("[").append(std::to_string(*input.volume)).append("]");
+  return name;
+}
+
+// What qa.png says about the run: the file names, the cost and its final value.
+QaAnnotation qa_annotation(const Pipeline& p, const RegistrationResult& result) {
+  QaAnnotation annotation;
+  annotation.reference_name = input_name(p.inputs.reference);
+  annotation.moving_name = input_name(p.inputs.moving.front());
+  for (const auto& c : result.components)
+    if (c.role == "cost") annotation.cost_id = c.id;
+  annotation.final_cost = result.final_cost;
+  annotation.orientation = qa_orientation_from_name(p.outputs.qa_orientation);
+  return annotation;
+}
+
 // regpipe's own output names in a folder (outputs.image_format's choices for the registered
 // image): those a run does not write again are an earlier run's, removed as it publishes, so
 // that the folder never mixes two runs' results (a qa.png of a run that asked for one beside
@@ -140,7 +159,12 @@ std::optional<double> write_output_files(const Pipeline& p, const Image& referen
     }
     if (registered && p.outputs.registered_image)
       write_image(*registered, out("registered" + p.outputs.image_format), registered_image_type(p, moving));
-    if (registered && p.outputs.qa_png) write_png(make_qa_picture(reference, *registered), out("qa.png"));
+    if (registered && p.outputs.qa_png) {
+      const QaPicture qa = make_qa_picture(reference, *registered,
+                                           moving_coverage(reference, moving, result.ref_to_mov),
+                                           qa_annotation(p, result));
+      write_png(qa.image, out("qa.png"));
+    }
     // The resampling (done before this call, NaN when there was none) is part of the writing.
     phases.writing = (std::isnan(phases.writing) ? 0.0 : phases.writing) + since_start();
 

@@ -280,6 +280,9 @@ void read_outputs(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
              [&](const YAML::Node& n) { ctx.read_bool("outputs.registered_image", n, &o.registered_image); });
   with_child(out, "report", [&](const YAML::Node& n) { ctx.read_bool("outputs.report", n, &o.report); });
   with_child(out, "qa_png", [&](const YAML::Node& n) { ctx.read_bool("outputs.qa_png", n, &o.qa_png); });
+  with_child(out, "qa_orientation", [&](const YAML::Node& n) {
+    read_choice(ctx, n, "outputs.qa_orientation", {"radiological", "neurological"}, &o.qa_orientation);
+  });
   with_child(out, "parallel_io",
              [&](const YAML::Node& n) { ctx.read_bool("outputs.parallel_io", n, &o.parallel_io); });
   with_child(out, "interpolation", [&](const YAML::Node& n) {

@@ -92,7 +92,14 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
        "(25 MB) and 0.55 s as its own uint8 (3.6 MB) on 2 CPU cores."},
       {"outputs.report", "bool", "true", "Write report.json (per level: evaluations, cost, time)."},
       {"outputs.qa_png", "bool", "false",
-       "Write qa.png: the reference's edges in colour over the registered image, three mid slices."},
+       "Write qa.png: the reference's edges in red over the registered image, in three axial, "
+       "three coronal and three sagittal slices (at 30, 50 and 70 % of the head's extent where "
+       "the moving image covers it) laid out anatomically and labelled R/L, A/P, S/I, with the "
+       "file names and the final cost; edges only where the moving image has data."},
+      {"outputs.qa_orientation", "one of radiological, neurological", "radiological",
+       "Left-right display of qa.png's axial and coronal slices: `radiological` puts the "
+       "patient's right on the picture's left (FSLeyes' default, and the radiology reading room's), "
+       "`neurological` the patient's left."},
       {"outputs.parallel_io", "bool", "true",
        "Read and write image files on worker threads, overlapped with the registrations: a "
        "single run reads the reference and the moving image at once, while its components (and "

@@ -80,6 +80,7 @@ struct PipelineOutputs {
   std::string datatype = "moving";    // of the registered image: the moving file's, or a VoxelType name
   bool report = true;
   bool qa_png = false;                // qa.png: reference edges over the registered image
+  std::string qa_orientation = "radiological";  // of qa.png: or "neurological"
   bool parallel_io = true;            // image files read and written on worker threads
 };
 
