@@ -2,8 +2,12 @@
 #include "commands.hpp"
 
 #include <regpipe/host/driver.hpp>
+#include <regpipe/host/error.hpp>
+#include <regpipe/host/invocation.hpp>
 #include <regpipe/host/pipeline.hpp>
+#include <regpipe/host/plugin_watchdog.hpp>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace regpipe::cli {
@@ -19,8 +23,7 @@ void add_pipeline_options(CLI::App& app, PipelineOptions& o, CommonOptions& comm
   app.add_option("--set", o.sets,
                  "Override a key: --set inputs.moving=b.nii.gz (relative paths: from here)")
       ->type_name("KEY=VALUE");
-  app.add_option("--plugin-path", common.plugin_paths, "Extra plugin folder or file (repeatable)")
-      ->type_name("DIR");
+  add_plugin_path_options(app, common);
 }
 
 std::vector<Override> overrides(const PipelineOptions& o) {
@@ -29,12 +32,41 @@ std::vector<Override> overrides(const PipelineOptions& o) {
   return out;
 }
 
+// "0,3,4" (the batch worker option's value) as indices into inputs.moving.
+std::vector<size_t> image_indices(const std::string& list, size_t n) {
+  std::vector<size_t> out;
+  size_t start = 0;
+  while (start < list.size()) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    const size_t i = std::stoul(list.substr(start, comma - start));
+    if (i >= n) throw UserError(std::string(kBatchWorkerOption) + ": image " + std::to_string(i) + " of " + std::to_string(n));
+    out.push_back(i);
+    start = comma + 1;
+  }
+  return out;
+}
+
+// This command line, after the program name: a batch worker is started with it again.
+std::vector<std::string> run_again() {
+  const std::vector<std::string>& line = command_line();
+  return std::vector<std::string>(line.begin() + (line.empty() ? 0 : 1), line.end());
+}
+
 }  // namespace
 
 PluginSearchOptions search_options(const CommonOptions& c) {
   PluginSearchOptions o;
   for (const auto& p : c.plugin_paths) o.plugin_paths.emplace_back(p);
+  o.allow_override = c.plugin_override;
   return o;
+}
+
+void add_plugin_path_options(CLI::App& app, CommonOptions& common) {
+  app.add_option("--plugin-path", common.plugin_paths, "Extra plugin folder or file (repeatable)")
+      ->type_name("DIR");
+  app.add_flag("--plugin-override", common.plugin_override,
+               "Where two libraries provide one component id, use the first in the search order "
+               "(--plugin-path first) instead of refusing it");
 }
 
 Command add_run(CLI::App& app, CommonOptions& common) {
@@ -42,7 +74,10 @@ Command add_run(CLI::App& app, CommonOptions& common) {
   add_pipeline_options(app, *o, common);
   app.add_flag("-q,--quiet", common.quiet, "No progress or informational messages");
   app.add_flag("-v,--verbose", common.verbose, "More messages (repeat for debug)");
-  return [o, &common] {
+  // Hidden: how a batch's supervisor starts its worker process (batch_supervisor.cpp).
+  auto worker_images = std::make_shared<std::string>();
+  app.add_option(kBatchWorkerOption, *worker_images)->group("");
+  return [o, &common, worker_images] {
     PluginHost plugins(search_options(common));
     const Pipeline p = load_pipeline(o->file, overrides(*o), plugins);
     const int32_t level = common.quiet          ? RP_LOG_ERROR
@@ -51,11 +86,20 @@ Command add_run(CLI::App& app, CommonOptions& common) {
                                                 : RP_LOG_WARNING;
     HostServices services(level, !common.quiet);
     services.cancel_on_sigint();
+    const bool worker = !worker_images->empty();
+    if (p.inputs.moving.size() == 1 || worker)  // the processes that call plugins
+      watch_plugin_calls(p.registration.evaluation_timeout_s, "registration.evaluation_timeout_s", worker);
+    if (worker) {
+      run_batch_worker(p, plugins, services, image_indices(*worker_images, p.inputs.moving.size()));
+      return kExitOk;
+    }
     if (p.inputs.moving.size() == 1) {
       run_pipeline(p, plugins, services);
       return kExitOk;
     }
-    return run_batch(p, plugins, services) == 0 ? kExitOk : kExitBadInput;
+    const BatchOutcome batch = run_batch(p, services, run_again());
+    if (batch.stopped_with != 0) return batch.stopped_with;
+    return batch.failures == 0 ? kExitOk : kExitBadInput;
   };
 }
 

@@ -12,8 +12,17 @@ namespace {
 std::mutex g_output_mutex;  // log and progress lines from plugin threads must not interleave
 std::atomic<HostServices*> g_sigint_target{nullptr};
 
+// The first Ctrl-C asks the plugins to stop (should_cancel) and lets the run end cleanly; a
+// second one ends the process at once, for a plugin that does not ask.
 void on_sigint(int) {
-  if (HostServices* s = g_sigint_target.load()) s->request_cancel();
+  HostServices* s = g_sigint_target.load();
+  if (s == nullptr) return;
+  if (s->cancel_requested()) {
+    static const char kMessage[] = "\nregpipe: interrupted again; ending now\n";
+    (void)!::write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
+    ::_exit(130);
+  }
+  s->request_cancel();
 }
 
 const char* level_name(int32_t level) {

@@ -23,7 +23,8 @@ class HostServices {
   bool reports_summaries() const { return min_level_ <= RP_LOG_WARNING; }
   bool cancel_requested() const { return cancel_.load(); }
   void request_cancel() { cancel_.store(true); }
-  // Installs a SIGINT handler that requests cancellation of the process-wide services.
+  // Installs a SIGINT handler that requests cancellation of the process-wide services; a
+  // second SIGINT ends the process (exit status 130).
   void cancel_on_sigint();
 
  private:

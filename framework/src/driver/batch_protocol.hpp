@@ -1,0 +1,28 @@
+// What a batch's supervisor and its worker processes share: each image's own pipeline, and the
+// lines a worker reports on its pipe (process/worker_process.hpp), tab-separated:
+//
+//   start <i>               image i (index into inputs.moving) is about to be registered
+//   done <i> <entry>        image i is finished (its batch_report.json entry, one-line JSON)
+//   summary <json>          the worker's totals (reference preparation, waits, I/O threads)
+//   alive                   a sign of life, every two seconds (plugin_watchdog.cpp)
+//   fault <kind> <call> <message>
+//                           the worker is ending: kind "crash" (a fatal signal) or "timeout"
+//                           (a plugin call past registration.evaluation_timeout_s); <call> is
+//                           the plugin call that was running ("cost 'x' evaluate"), or empty
+#pragma once
+
+#include <regpipe/host/pipeline.hpp>
+
+#include <cstddef>
+
+namespace regpipe {
+
+// The batch's pipeline with moving image i only, its outputs in outputs.dir/<stem>/.
+inline Pipeline image_pipeline(const Pipeline& batch, size_t i) {
+  Pipeline one = batch;
+  one.inputs.moving = {batch.inputs.moving[i]};
+  one.outputs.dir = batch.outputs.dir / moving_stem(batch.inputs.moving[i].path);
+  return one;
+}
+
+}  // namespace regpipe

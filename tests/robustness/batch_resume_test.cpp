@@ -1,0 +1,126 @@
+// A batch rerun registers only the images whose complete results are missing (issue 20,
+// item 4): complete is checked (report.json of this pipeline and these files, every output
+// present and non-empty), not assumed.
+#include "fault_batch.hpp"
+
+#include <csignal>
+#include <chrono>
+#include <thread>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+namespace fs = std::filesystem;
+using regpipe::test::FaultBatch;
+using regpipe::test::quoted;
+
+extern char** environ;
+
+namespace {
+
+class BatchResume : public FaultBatch {
+ protected:
+  // No image is hit: the cost is the translation's norm, every image registers in a moment.
+  std::string plain_pipeline() const {
+    return quoted(pipeline("{plugin: test.fault.segv, params: {only_below_extent_mm: 1}}"));
+  }
+
+  std::vector<std::string> statuses() const {
+    std::vector<std::string> out;
+    for (const auto& image : batch_report()["images"]) out.push_back(image["status"]);
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_F(BatchResume, ARerunRegistersOnlyTheMissingOrBrokenResults) {
+  int status = -1;
+  std::string out = run("run " + plain_pipeline(), &status);
+  ASSERT_EQ(status, 0) << out;
+  for (const auto& s : statuses()) ASSERT_EQ(s, "ok") << out;
+
+  fs::remove_all(result(1));                                            // a folder gone
+  fs::remove_all(result(7));
+  std::ofstream(result(3) / "report.json") << "{\"regpipe_version\": ";  // a torn report
+  std::ofstream(result(5) / "transform.tfm", std::ios::trunc);           // an empty output
+  fs::remove(result(6) / "transform_world.txt");                        // a missing output
+  out = run("run " + plain_pipeline(), &status);
+  ASSERT_EQ(status, 0) << out;
+  const std::vector<std::string> expected = {"skipped_complete", "ok", "skipped_complete", "ok", "skipped_complete",
+                                             "ok", "ok", "ok", "skipped_complete", "skipped_complete"};
+  EXPECT_EQ(statuses(), expected) << out;
+  const nlohmann::json summary = batch_report()["summary"];
+  EXPECT_EQ(summary["images"], 10);
+  EXPECT_EQ(summary["skipped_complete"], 5);
+  EXPECT_EQ(summary["failures"], 0);
+  EXPECT_NE(out.find("[1/10] " + scan(0).string() + ": skipped, complete results in "), std::string::npos) << out;
+  EXPECT_NE(out.find("10 images, 0 failed, 5 skipped as complete"), std::string::npos) << out;
+  const nlohmann::json skipped = batch_report()["images"][0];
+  EXPECT_TRUE(skipped["final_cost"].is_number()) << skipped.dump();  // from its report.json
+  EXPECT_EQ(fs::path(skipped["outputs"].get<std::string>()), result(0));
+  for (int i = 0; i < kImages; ++i) {
+    EXPECT_GT(fs::file_size(result(i) / "transform.tfm"), 0u) << i;
+    EXPECT_TRUE(fs::is_regular_file(result(i) / "transform_world.txt")) << i;
+  }
+}
+
+TEST_F(BatchResume, AnotherPipelineOrAChangedImageOrResumeOffRegistersAgain) {
+  int status = -1;
+  std::string out = run("run " + plain_pipeline(), &status);
+  ASSERT_EQ(status, 0) << out;
+  // Another level schedule: every result is another pipeline's.
+  out = run("run " + plain_pipeline() + " --set registration.levels_mm=[8,4]", &status);
+  ASSERT_EQ(status, 0) << out;
+  for (const auto& s : statuses()) EXPECT_EQ(s, "ok") << out;
+  // A moving image replaced since (another file under the same name): that image only.
+  fs::remove(scan(2));
+  fs::copy_file(dir_ / "narrow" / "moving.nii.gz", scan(2));
+  out = run("run " + plain_pipeline() + " --set registration.levels_mm=[8,4]", &status);
+  ASSERT_EQ(status, 0) << out;
+  for (int i = 0; i < kImages; ++i) EXPECT_EQ(statuses()[i], i == 2 ? "ok" : "skipped_complete") << i;
+  // outputs.resume: false registers every one.
+  out = run("run " + plain_pipeline() + " --set registration.levels_mm=[8,4] --set outputs.resume=false", &status);
+  ASSERT_EQ(status, 0) << out;
+  for (const auto& s : statuses()) EXPECT_EQ(s, "ok") << out;
+  EXPECT_EQ(batch_report()["summary"]["skipped_complete"], 0);
+}
+
+// A batch killed outright (SIGKILL: no cleanup) while its worker hangs on scan_04; the rerun,
+// with scan_04 replaced by a good image, registers scan_04 to scan_09 only.
+TEST_F(BatchResume, AKilledBatchRerunCompletesOnlyTheMissingImages) {
+  const fs::path yaml = pipeline(fault_cost("test.fault.hang"));
+  const std::string cli = regpipe::test::regpipe_cli().string();
+  const std::string plugin_dir = regpipe::test::fault_plugin_dir().string();
+  const std::string log = (dir_ / "killed.log").string();
+  std::vector<std::string> args = {cli, "run", yaml.string(), "--plugin-path", plugin_dir};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&files, 1, 2);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, cli.c_str(), &files, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&files);
+  // Wait until scan_03 is written (scan_04 then hangs for the default 300 s).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!fs::exists(result(3) / "report.json") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ::kill(pid, SIGKILL);
+  int wait_status = 0;
+  ::waitpid(pid, &wait_status, 0);
+  ASSERT_TRUE(fs::exists(result(3) / "report.json")) << "the batch never got to scan_04";
+  EXPECT_FALSE(fs::exists(result() / "batch_report.json"));
+
+  fs::remove(scan(kMarked));
+  fs::copy_file(dir_ / "wide" / "moving.nii.gz", scan(kMarked));
+  int status = -1;
+  const std::string out = run("run " + quoted(yaml), &status);
+  ASSERT_EQ(status, 0) << out;
+  for (int i = 0; i < kImages; ++i)
+    EXPECT_EQ(statuses()[i], i < kMarked ? "skipped_complete" : "ok") << i << "\n" << out;
+}
