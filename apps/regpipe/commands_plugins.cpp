@@ -30,7 +30,8 @@ int print_check(const std::vector<std::filesystem::path>& libraries, double time
     std::printf("%s  %s%s%s%s\n", verdict_name(f.verdict), f.component.empty() ? "" : (f.component + " in ").c_str(),
                 f.library.filename().c_str(), f.detail.empty() ? "" : ": ", f.detail.c_str());
   }
-  std::printf("plugins --check: %zu libraries, %zu passed, %zu failed, %zu skipped\n", libraries.size(),
+  std::printf("plugins --check: %zu librar%s, %zu passed, %zu failed, %zu skipped\n", libraries.size(),
+              libraries.size() == 1 ? "y" : "ies",
               counts[int(CheckFinding::Verdict::pass)], counts[int(CheckFinding::Verdict::fail)],
               counts[int(CheckFinding::Verdict::skip)]);
   return counts[int(CheckFinding::Verdict::fail)] == 0 ? kExitOk : kExitComponentFailure;

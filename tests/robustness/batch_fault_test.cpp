@@ -3,6 +3,8 @@
 // the batch exits non-zero (issue 20, item 3).
 #include "fault_batch.hpp"
 
+#include <csignal>
+
 namespace fs = std::filesystem;
 using regpipe::test::FaultBatch;
 using regpipe::test::quoted;
@@ -16,6 +18,8 @@ struct Fault {
   const char* message;  // in the error and on stderr
   int workers;          // worker processes the batch needs
 };
+
+void PrintTo(const Fault& fault, std::ostream* os) { *os << fault.cost; }
 
 class BatchFault : public FaultBatch, public ::testing::WithParamInterface<Fault> {};
 
@@ -55,6 +59,7 @@ TEST_P(BatchFault, FinishesTheOtherNineAndReportsTheOne) {
       EXPECT_TRUE(image["fault"].is_null()) << image.dump();
       continue;
     }
+    EXPECT_FALSE(fs::exists(result(i))) << "the folder the dead worker made is left behind";
     EXPECT_EQ(image["fault"]["kind"], fault.kind) << image.dump();
     EXPECT_EQ(image["fault"]["component"], component) << image.dump();
     if (fault.signal != nullptr) EXPECT_EQ(image["fault"]["signal"], fault.signal) << image.dump();
@@ -105,4 +110,33 @@ TEST_F(FaultBatch, AnEvaluationTimeoutOutsideItsRangeIsRefused) {
       run("validate " + quoted(pipeline(fault_cost("test.fault.segv"), "  evaluation_timeout_s: 0\n")), &status);
   EXPECT_EQ(status, 2) << out;
   EXPECT_NE(out.find("registration.evaluation_timeout_s=0 is outside (0, 1e6] seconds"), std::string::npos) << out;
+}
+
+// A plugin that ignores should_cancel: the first Ctrl-C asks, the second ends the run at once.
+TEST_F(FaultBatch, ASecondCtrlCEndsARunWhosePluginIgnoresTheFirst) {
+  const fs::path log = dir_ / "run.log";
+  const pid_t pid = start({"run", pipeline(fault_cost("test.fault.hang")).string(), "--set",
+                           "inputs.moving=" + scan(kMarked).string()},
+                          log);
+  ASSERT_GT(pid, 0);
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // inside the hanging evaluate
+  ::kill(pid, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ::kill(pid, SIGINT);
+  EXPECT_EQ(wait_for(pid), 130) << text_of(log);
+  EXPECT_NE(text_of(log).find("regpipe: interrupted again; ending now"), std::string::npos) << text_of(log);
+}
+
+// The same in a batch: the supervisor passes each Ctrl-C on to its worker and ends with it.
+TEST_F(FaultBatch, ASecondCtrlCEndsABatchWhosePluginIgnoresTheFirst) {
+  const fs::path log = dir_ / "batch.log";
+  const pid_t pid = start({"run", pipeline(fault_cost("test.fault.hang")).string()}, log);
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(wait_until_exists(result(3) / "report.json")) << text_of(log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // scan_04 hanging
+  ::kill(pid, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ::kill(pid, SIGINT);
+  EXPECT_EQ(wait_for(pid), 130) << text_of(log);
+  EXPECT_NE(text_of(log).find("regpipe: interrupted again; ending now"), std::string::npos) << text_of(log);
 }

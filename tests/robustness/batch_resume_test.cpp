@@ -4,18 +4,10 @@
 #include "fault_batch.hpp"
 
 #include <csignal>
-#include <chrono>
-#include <thread>
-
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 namespace fs = std::filesystem;
 using regpipe::test::FaultBatch;
 using regpipe::test::quoted;
-
-extern char** environ;
 
 namespace {
 
@@ -28,7 +20,8 @@ class BatchResume : public FaultBatch {
 
   std::vector<std::string> statuses() const {
     std::vector<std::string> out;
-    for (const auto& image : batch_report()["images"]) out.push_back(image["status"]);
+    const nlohmann::json report = batch_report();
+    for (const auto& image : report["images"]) out.push_back(image["status"]);
     return out;
   }
 };
@@ -51,13 +44,14 @@ TEST_F(BatchResume, ARerunRegistersOnlyTheMissingOrBrokenResults) {
   const std::vector<std::string> expected = {"skipped_complete", "ok", "skipped_complete", "ok", "skipped_complete",
                                              "ok", "ok", "ok", "skipped_complete", "skipped_complete"};
   EXPECT_EQ(statuses(), expected) << out;
-  const nlohmann::json summary = batch_report()["summary"];
+  const nlohmann::json report = batch_report();
+  const nlohmann::json& summary = report["summary"];
   EXPECT_EQ(summary["images"], 10);
   EXPECT_EQ(summary["skipped_complete"], 5);
   EXPECT_EQ(summary["failures"], 0);
   EXPECT_NE(out.find("[1/10] " + scan(0).string() + ": skipped, complete results in "), std::string::npos) << out;
   EXPECT_NE(out.find("10 images, 0 failed, 5 skipped as complete"), std::string::npos) << out;
-  const nlohmann::json skipped = batch_report()["images"][0];
+  const nlohmann::json& skipped = report["images"][0];
   EXPECT_TRUE(skipped["final_cost"].is_number()) << skipped.dump();  // from its report.json
   EXPECT_EQ(fs::path(skipped["outputs"].get<std::string>()), result(0));
   for (int i = 0; i < kImages; ++i) {
@@ -91,29 +85,14 @@ TEST_F(BatchResume, AnotherPipelineOrAChangedImageOrResumeOffRegistersAgain) {
 // with scan_04 replaced by a good image, registers scan_04 to scan_09 only.
 TEST_F(BatchResume, AKilledBatchRerunCompletesOnlyTheMissingImages) {
   const fs::path yaml = pipeline(fault_cost("test.fault.hang"));
-  const std::string cli = regpipe::test::regpipe_cli().string();
-  const std::string plugin_dir = regpipe::test::fault_plugin_dir().string();
-  const std::string log = (dir_ / "killed.log").string();
-  std::vector<std::string> args = {cli, "run", yaml.string(), "--plugin-path", plugin_dir};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t files;
-  posix_spawn_file_actions_init(&files);
-  posix_spawn_file_actions_addopen(&files, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&files, 1, 2);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, cli.c_str(), &files, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&files);
-  // Wait until scan_03 is written (scan_04 then hangs for the default 300 s).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (!fs::exists(result(3) / "report.json") && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const pid_t pid = start({"run", yaml.string()}, dir_ / "killed.log");
+  ASSERT_GT(pid, 0);
+  // scan_03 written, scan_04 hanging (for the default 300 s): kill the batch outright.
+  const bool reached = wait_until_exists(result(3) / "report.json");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   ::kill(pid, SIGKILL);
-  int wait_status = 0;
-  ::waitpid(pid, &wait_status, 0);
-  ASSERT_TRUE(fs::exists(result(3) / "report.json")) << "the batch never got to scan_04";
+  wait_for(pid);
+  ASSERT_TRUE(reached) << "the batch never got to scan_04:\n" << text_of(dir_ / "killed.log");
   EXPECT_FALSE(fs::exists(result() / "batch_report.json"));
 
   fs::remove(scan(kMarked));

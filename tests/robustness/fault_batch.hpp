@@ -10,9 +10,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+extern "C" char** environ;
 
 namespace regpipe::test {
 
@@ -65,6 +75,41 @@ class FaultBatch : public ::testing::Test {
     *status = run_command(cli() + " " + args + " --plugin-path " + quoted(fault_plugin_dir()), &out);
     return out;
   }
+  // regpipe started in the background with the fault plugin on its path, its stdout and
+  // stderr into `log`; for tests that signal it.
+  pid_t start(std::vector<std::string> args, const std::filesystem::path& log) const {
+    args.insert(args.begin(), cli());
+    args.insert(args.end(), {"--plugin-path", fault_plugin_dir().string()});
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t files;
+    posix_spawn_file_actions_init(&files);
+    posix_spawn_file_actions_addopen(&files, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&files, 1, 2);
+    pid_t pid = -1;
+    const int error = posix_spawn(&pid, argv[0], &files, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&files);
+    return error == 0 ? pid : -1;
+  }
+  // Its exit status, or 128 + the signal that ended it.
+  static int wait_for(pid_t pid) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  // Waits (up to a minute) until `file` exists.
+  static bool wait_until_exists(const std::filesystem::path& file) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!std::filesystem::exists(file) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return std::filesystem::exists(file);
+  }
+  static std::string text_of(const std::filesystem::path& file) {
+    std::ifstream in(file);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
   std::filesystem::path scan(int i) const {
     return dir_ / "scans" / ("scan_0" + std::to_string(i) + ".nii.gz");
   }

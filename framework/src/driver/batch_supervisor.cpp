@@ -146,6 +146,8 @@ class Supervisor {
     if (!run.current) why += " before its first image";
     for (size_t i : failed) {
       entries_[i] = entry(i, "failed", nullptr, why, fault, nullptr, seconds);
+      std::error_code ec;
+      fs::remove(image_pipeline(p_, i).outputs.dir, ec);  // the folder the worker made, if still empty
       char position[48];
       std::snprintf(position, sizeof(position), "[%zu/%zu] ", i + 1, n_);
       write_log_line(RP_LOG_ERROR, position + path(i) + ": FAILED: " + why);

@@ -74,7 +74,7 @@ void exercise_cost(CostInstance& cost) {
   cost.evaluate(matrices.data(), 3, costs.data(), overlap.data());
   for (size_t k = 0; k < 3; ++k) {
     expect(std::isfinite(costs[k]), "evaluate: cost " + std::to_string(costs[k]) + " of transform " +
-                                        std::to_string(k) + " is not finite (abi.h: no overlap is a defined cost)");
+                                        std::to_string(k) + " is not finite (abi.h: every cost is, no overlap's included)");
     expect(overlap[k] >= 0.0 && overlap[k] <= 1.0,
            "evaluate: overlap " + std::to_string(overlap[k]) + " of transform " + std::to_string(k) + " is outside [0, 1]");
   }
@@ -167,7 +167,7 @@ void report_library_components(const fs::path& library) {
 }
 
 void exercise_component(const fs::path& library, const std::string& kind_and_id, double timeout_s) {
-  watch_plugin_calls(timeout_s, kCheckTimeoutOption, true);
+  watch_plugin_calls(timeout_s, "--timeout", true);
   const PluginHost host(only(library));
   const Component* c = nullptr;
   for (const Component& candidate : host.components())

@@ -7,11 +7,12 @@
 //   test.fault.nan    a NaN cost
 //
 // Otherwise the cost is the squared norm of the transform's translation (the optimizer finds
-// the identity quickly). The fault happens only for a moving image narrower along x than
+// the identity quickly), and the overlap 1 unless the translation takes the images apart. The fault happens only for a moving image narrower along x than
 // `only_below_extent_mm` (default: every image), so a test marks one image of a batch by
 // its size: the pyramid resamples the image, but its extent in mm stays.
 #include <regpipe/abi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -27,11 +28,28 @@ enum class Fault { segv, abort, hang, throw_int, nan };
 struct FaultCost {
   double only_below_extent_mm = 1e9;
   bool faulty_moving = false;
+  double reference_reach_mm = 0.0, moving_reach_mm = 0.0;  // farthest corner from the origin
 };
 
 double extent_x_mm(const rp_image* image) {
   const double* m = image->voxel_to_world;  // row-major: column 0 is the x voxel step
   return image->dims[0] * std::sqrt(m[0] * m[0] + m[4] * m[4] + m[8] * m[8]);
+}
+
+double reach_mm(const rp_image* image) {
+  const double* m = image->voxel_to_world;
+  double reach = 0.0;
+  for (int corner = 0; corner < 8; ++corner) {
+    const double v[3] = {corner & 1 ? image->dims[0] - 0.5 : -0.5, corner & 2 ? image->dims[1] - 0.5 : -0.5,
+                         corner & 4 ? image->dims[2] - 0.5 : -0.5};
+    double norm2 = 0.0;
+    for (int r = 0; r < 3; ++r) {
+      const double w = m[4 * r] * v[0] + m[4 * r + 1] * v[1] + m[4 * r + 2] * v[2] + m[4 * r + 3];
+      norm2 += w * w;
+    }
+    reach = std::max(reach, std::sqrt(norm2));
+  }
+  return reach;
 }
 
 rp_status create(const rp_host*, const rp_param_value* params, size_t n, void** self, rp_error_buf*) {
@@ -42,11 +60,15 @@ rp_status create(const rp_host*, const rp_param_value* params, size_t n, void** 
   return RP_OK;
 }
 
-rp_status set_reference(void*, const rp_image*, const rp_image*) { return RP_OK; }
+rp_status set_reference(void* self, const rp_image* reference, const rp_image*) {
+  static_cast<FaultCost*>(self)->reference_reach_mm = reach_mm(reference);
+  return RP_OK;
+}
 
 rp_status set_moving(void* self, const rp_image* moving, const rp_image*) {
   auto* cost = static_cast<FaultCost*>(self);
   cost->faulty_moving = extent_x_mm(moving) < cost->only_below_extent_mm;
+  cost->moving_reach_mm = reach_mm(moving);
   return RP_OK;
 }
 
@@ -62,12 +84,13 @@ rp_status evaluate(void* self, const rp_cost_request* request) {
       case Fault::nan: break;
     }
   }
+  const auto* cost = static_cast<const FaultCost*>(self);
   for (size_t i = 0; i < request->k; ++i) {
     const double* m = request->matrices + 16 * i;
-    request->costs_out[i] = m[3] * m[3] + m[7] * m[7] + m[11] * m[11];
-    if (F == Fault::nan && static_cast<FaultCost*>(self)->faulty_moving)
-      request->costs_out[i] = std::numeric_limits<double>::quiet_NaN();
-    if (request->overlap_out != nullptr) request->overlap_out[i] = 1.0;
+    const double shift2 = m[3] * m[3] + m[7] * m[7] + m[11] * m[11];
+    request->costs_out[i] = F == Fault::nan && cost->faulty_moving ? std::numeric_limits<double>::quiet_NaN() : shift2;
+    const double reach = cost->reference_reach_mm + cost->moving_reach_mm;
+    if (request->overlap_out != nullptr) request->overlap_out[i] = shift2 < reach * reach ? 1.0 : 0.0;
   }
   return RP_OK;
 }
