@@ -2,12 +2,10 @@
 #include "commands.hpp"
 
 #include <regpipe/host/driver.hpp>
-#include <regpipe/host/error.hpp>
 #include <regpipe/host/invocation.hpp>
 #include <regpipe/host/pipeline.hpp>
 #include <regpipe/host/plugin_watchdog.hpp>
 
-#include <algorithm>
 #include <cstdio>
 
 namespace regpipe::cli {
@@ -29,20 +27,6 @@ void add_pipeline_options(CLI::App& app, PipelineOptions& o, CommonOptions& comm
 std::vector<Override> overrides(const PipelineOptions& o) {
   std::vector<Override> out;
   for (const auto& s : o.sets) out.push_back(parse_override(s));
-  return out;
-}
-
-// "0,3,4" (the batch worker option's value) as indices into inputs.moving.
-std::vector<size_t> image_indices(const std::string& list, size_t n) {
-  std::vector<size_t> out;
-  size_t start = 0;
-  while (start < list.size()) {
-    const size_t comma = std::min(list.find(',', start), list.size());
-    const size_t i = std::stoul(list.substr(start, comma - start));
-    if (i >= n) throw UserError(std::string(kBatchWorkerOption) + ": image " + std::to_string(i) + " of " + std::to_string(n));
-    out.push_back(i);
-    start = comma + 1;
-  }
   return out;
 }
 
@@ -75,9 +59,9 @@ Command add_run(CLI::App& app, CommonOptions& common) {
   app.add_flag("-q,--quiet", common.quiet, "No progress or informational messages");
   app.add_flag("-v,--verbose", common.verbose, "More messages (repeat for debug)");
   // Hidden: how a batch's supervisor starts its worker process (batch_supervisor.cpp).
-  auto worker_images = std::make_shared<std::string>();
-  app.add_option(kBatchWorkerOption, *worker_images)->group("");
-  return [o, &common, worker_images] {
+  auto worker_task = std::make_shared<std::string>();
+  app.add_option(kBatchWorkerOption, *worker_task)->group("");
+  return [o, &common, worker_task] {
     PluginHost plugins(search_options(common));
     const Pipeline p = load_pipeline(o->file, overrides(*o), plugins);
     const int32_t level = common.quiet          ? RP_LOG_ERROR
@@ -86,11 +70,11 @@ Command add_run(CLI::App& app, CommonOptions& common) {
                                                 : RP_LOG_WARNING;
     HostServices services(level, !common.quiet);
     services.cancel_on_sigint();
-    const bool worker = !worker_images->empty();
+    const bool worker = !worker_task->empty();
     if (p.inputs.moving.size() == 1 || worker)  // the processes that call plugins
       watch_plugin_calls(p.registration.evaluation_timeout_s, "registration.evaluation_timeout_s", worker);
     if (worker) {
-      run_batch_worker(p, plugins, services, image_indices(*worker_images, p.inputs.moving.size()));
+      run_batch_worker(p, plugins, services, *worker_task);
       return kExitOk;
     }
     if (p.inputs.moving.size() == 1) {

@@ -140,3 +140,14 @@ TEST_F(FaultBatch, ASecondCtrlCEndsABatchWhosePluginIgnoresTheFirst) {
   EXPECT_EQ(wait_for(pid), 130) << text_of(log);
   EXPECT_NE(text_of(log).find("regpipe: interrupted again; ending now"), std::string::npos) << text_of(log);
 }
+
+// A worker expands inputs.moving again; a task made for another list (files added to the glob
+// since the batch started) is refused rather than registering the wrong images.
+TEST_F(FaultBatch, AWorkerRefusesATaskForAnotherImageList) {
+  int status = -1;
+  const std::string out =
+      run("run " + quoted(pipeline(fault_cost("test.fault.segv"))) + " --batch-worker 9:0123456789abcdef:0-8", &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("the batch's image list (10 images now) is not the one the batch started with"), std::string::npos)
+      << out;
+}

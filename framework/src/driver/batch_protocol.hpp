@@ -14,6 +14,8 @@
 #include <regpipe/host/pipeline.hpp>
 
 #include <cstddef>
+#include <string>
+#include <vector>
 
 namespace regpipe {
 
@@ -24,5 +26,13 @@ inline Pipeline image_pipeline(const Pipeline& batch, size_t i) {
   one.outputs.dir = batch.outputs.dir / moving_stem(batch.inputs.moving[i].path);
   return one;
 }
+
+// The --batch-worker value, "<count>:<fingerprint>:<ranges>" ("10:9f2c...:0-3,5,7-9"): the
+// images to do as ranges (a long batch's list stays far below the kernel's 128 KiB limit on
+// one argument) and the list they index, since the worker expands inputs.moving again: a glob
+// that finds other files by then must not make it register the wrong images.
+std::string encode_worker_task(const Pipeline& batch, const std::vector<size_t>& todo);
+// The images of a task; UserError when it is malformed or indexes another list.
+std::vector<size_t> decode_worker_task(const Pipeline& batch, const std::string& task);
 
 }  // namespace regpipe

@@ -53,15 +53,6 @@ struct WorkerRun {
   WorkerExit exit;
 };
 
-std::string join_indices(const std::vector<size_t>& indices) {
-  std::string out;
-  for (size_t i : indices) {
-    if (!out.empty()) out += ',';
-    out += std::to_string(i);
-  }
-  return out;
-}
-
 // Why a worker ended abnormally, for the image it was registering.
 std::string cause_of(const WorkerRun& run) {
   if (run.fault) return run.fault->message;
@@ -104,7 +95,7 @@ class Supervisor {
 
   WorkerRun run_worker(const std::vector<std::string>& run_again, const std::vector<size_t>& todo) {
     std::vector<std::string> args = run_again;
-    args.insert(args.end(), {kBatchWorkerOption, join_indices(todo)});
+    args.insert(args.end(), {kBatchWorkerOption, encode_worker_task(p_, todo)});
     WorkerProcess worker(args, false);
     ++workers_;
     g_worker.store(worker.pid());

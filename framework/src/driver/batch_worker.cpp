@@ -147,7 +147,8 @@ void write_files(ImageJob& job, const Image& reference) {
 }  // namespace
 
 void run_batch_worker(const Pipeline& p, const PluginHost& plugins, HostServices& services,
-                      const std::vector<size_t>& todo) {
+                      const std::string& task) {
+  const std::vector<size_t> todo = decode_worker_task(p, task);
   // Components first: a bad parameter fails before any image is read.
   RegistrationComponents components = create_registration_components(p, plugins, services);
   const size_t n = todo.size();

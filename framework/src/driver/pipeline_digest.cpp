@@ -34,9 +34,10 @@ nlohmann::json component_json(const ComponentSpec& spec) {
   return {{"plugins", spec.plugins}, {"params", params}};
 }
 
-// FNV-1a: stable across builds and machines, unlike std::hash.
-std::string fnv1a_hex(const std::string& text) {
-  uint64_t h = 14695981039346656037ull;
+}  // namespace
+
+std::string fingerprint(const std::string& text) {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a, 64 bits
   for (unsigned char c : text) {
     h ^= c;
     h *= 1099511628211ull;
@@ -45,8 +46,6 @@ std::string fnv1a_hex(const std::string& text) {
   std::snprintf(out, sizeof(out), "%016llx", static_cast<unsigned long long>(h));
   return out;
 }
-
-}  // namespace
 
 std::string pipeline_digest(const Pipeline& p) {
   const PipelineRegistration& r = p.registration;
@@ -81,7 +80,7 @@ std::string pipeline_digest(const Pipeline& p) {
         {"report", o.report},
         {"qa_png", o.qa_png}}},
       {"truth", p.evaluation.truth ? file_json(*p.evaluation.truth) : nlohmann::json()}};
-  return fnv1a_hex(what.dump());
+  return fingerprint(what.dump());
 }
 
 }  // namespace regpipe

@@ -16,4 +16,7 @@ namespace regpipe {
 // or evaluation_timeout_s, which change how a result is made, not what it is.
 std::string pipeline_digest(const Pipeline& pipeline);
 
+// 16 hex digits of FNV-1a over `text`: stable across builds and machines, unlike std::hash.
+std::string fingerprint(const std::string& text);
+
 }  // namespace regpipe

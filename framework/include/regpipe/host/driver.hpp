@@ -146,12 +146,13 @@ struct BatchOutcome {
 };
 BatchOutcome run_batch(const Pipeline& pipeline, HostServices& services,
                        const std::vector<std::string>& run_again);
-// The option that makes `regpipe run` a batch worker; its value lists the images to register
-// (indices into inputs.moving, comma-separated).
+// The option that makes `regpipe run` a batch worker; its value, the task, names the images
+// to register (batch_protocol.hpp).
 inline constexpr const char* kBatchWorkerOption = "--batch-worker";
-// The worker's part: the components created and the reference prepared once, then the images
-// `todo` registered, each reported to the supervisor on the worker's pipe (batch_protocol.hpp).
+// The worker's part: the components created and the reference prepared once, then the task's
+// images registered, each reported to the supervisor on the worker's pipe (batch_protocol.hpp).
+// UserError when the task does not fit the pipeline.
 void run_batch_worker(const Pipeline& pipeline, const PluginHost& plugins, HostServices& services,
-                      const std::vector<size_t>& todo);
+                      const std::string& task);
 
 }  // namespace regpipe
