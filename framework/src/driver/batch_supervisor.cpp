@@ -49,6 +49,7 @@ struct Fault {
 struct WorkerRun {
   std::optional<size_t> current;  // started and not done
   Clock::time_point current_start;
+  size_t done = 0;                // images it finished
   std::optional<Fault> fault;
   WorkerExit exit;
 };
@@ -108,6 +109,7 @@ class Supervisor {
       } else if (f[0] == "done" && f.size() == 3) {
         const size_t i = std::stoul(f[1]);
         entries_.at(i) = nlohmann::json::parse(f[2]);
+        ++run.done;
         if (run.current == i) run.current.reset();
       } else if (f[0] == "summary" && f.size() == 2) {
         add_worker_summary(nlohmann::json::parse(f[1]));
@@ -120,8 +122,10 @@ class Supervisor {
     return run;
   }
 
-  // The worker died or was ended: its image fails with the cause; none started (the reference
-  // or the components took it down): every image left fails, since every worker would.
+  // The worker died or was ended: the image it was registering fails with the cause. Between
+  // images (a fault outside any plugin, in the files of an image written behind), none is to
+  // blame: a new worker goes on, since this one made progress. Before its first image (the
+  // reference or the components took it down), every image left fails, as every worker would.
   void record_fault(const WorkerRun& run) {
     nlohmann::json fault = {{"kind", run.fault        ? run.fault->kind
                                      : run.exit.silent ? "silence"
@@ -132,6 +136,10 @@ class Supervisor {
                                            ? nlohmann::json(signal_name(run.exit.signal))
                                            : nlohmann::json()}};
     std::string why = cause_of(run);
+    if (!run.current && run.done > 0) {
+      write_log_line(RP_LOG_WARNING, why + " between two images; a new worker goes on with the rest");
+      return;
+    }
     std::vector<size_t> failed = run.current ? std::vector<size_t>{*run.current} : todo();
     const double seconds = run.current ? seconds_since(run.current_start) : 0.0;
     if (!run.current) why += " before its first image";
