@@ -122,7 +122,9 @@ class ImageReporter {
                   job.one.outputs.dir.c_str());
     }
     std::fflush(stdout);
-    worker_report("done\t" + std::to_string(job.index) + "\t" + entry.dump());
+    // One line, whatever bytes a path holds (invalid UTF-8 replaced, not thrown about).
+    worker_report("done\t" + std::to_string(job.index) + "\t" +
+                  entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
 
  private:

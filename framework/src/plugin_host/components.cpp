@@ -55,7 +55,7 @@ template <class Vtable>
 void destroy_instance(const Component& c, const Vtable* vt, void* self) noexcept {
   try {
     call_plugin(c, "destroy", [&] { vt->destroy(self); });
-  } catch (const ComponentError&) {  // nothing to do about it: the instance is gone either way
+  } catch (...) {  // nothing to do about it: the instance is gone either way
   }
 }
 
