@@ -278,3 +278,55 @@ TEST_F(BatchTest, TwoImagesWithOneStemAreRefused) {
   EXPECT_EQ(status, 2) << out;
   EXPECT_NE(out.find("have the same name moving"), std::string::npos) << out;
 }
+
+// A BIDS tree (sub-*/anat/*_T1w.nii.gz): every subject found across folders, the outputs
+// mirroring the tree below the pattern's fixed part, the report naming each image's entities.
+TEST_F(BatchTest, ABidsPatternAcrossFoldersMirrorsTheTreeAndNamesTheEntities) {
+  const fs::path bids = dir_ / "bids";
+  for (size_t i = 0; i < std::size(kCases); ++i) {
+    const std::string sub = "sub-0" + std::to_string(i + 1);
+    fs::create_directories(bids / sub / "anat");
+    fs::copy_file(dir_ / "scans" / (std::string(kCases[i].name) + ".nii.gz"),
+                  bids / sub / "anat" / (sub + "_acq-fast_T1w.nii.gz"));
+  }
+  fs::copy_file(dir_ / "scans" / "scan_a.nii.gz", bids / "sub-01" / "anat" / "sub-01_T2w.nii.gz");  // not a T1w
+  fs::create_directories(bids / ".sub-09" / "anat");  // hidden: never matched
+  fs::copy_file(dir_ / "scans" / "scan_a.nii.gz", bids / ".sub-09" / "anat" / "sub-09_T1w.nii.gz");
+
+  int status = -1;
+  const std::string out = run("run " + shell_quoted(pipeline()) + " --set " +
+                                  shell_quoted("inputs.moving=" + (bids / "sub-*" / "anat" / "*_T1w.nii.gz").string()),
+                              &status);
+  ASSERT_EQ(status, 0) << out;
+  const nlohmann::json report = batch_report();
+  ASSERT_EQ(report["images"].size(), std::size(kCases)) << report.dump(2);
+  for (size_t i = 0; i < std::size(kCases); ++i) {
+    const std::string sub = "0" + std::to_string(i + 1);
+    const fs::path folder = result() / ("sub-" + sub) / "anat" / ("sub-" + sub + "_acq-fast_T1w");
+    const nlohmann::json& entry = report["images"][i];
+    EXPECT_EQ(entry["outputs"], folder.string());
+    EXPECT_EQ(entry["bids"], (nlohmann::json{{"sub", sub}, {"acq", "fast"}, {"suffix", "T1w"}}));
+    // The right image in the right folder: each recovers its own case's truth.
+    const auto reference = regpipe::read_image(dir_ / "reference.nii.gz");
+    const auto found = regpipe::from_world_ras_forward(regpipe::read_matrix_file(folder / "transform_world.txt"));
+    const auto truth = regpipe::from_world_ras_forward(
+        regpipe::read_matrix_file(dir_ / "truths" / (std::string(kCases[i].name) + ".txt")));
+    EXPECT_LT(regpipe::mean_displacement_mm(found, truth, reference, regpipe::foreground_threshold(reference)), 1.0);
+  }
+}
+
+// Images of one name in different folders (subject/T1.nii.gz) get a folder each.
+TEST_F(BatchTest, OneFileNameInSeveralFoldersGetsAFolderEach) {
+  for (const char* subject : {"anna", "ben"}) {
+    fs::create_directories(dir_ / "study" / subject);
+    fs::copy_file(dir_ / "scans" / "scan_a.nii.gz", dir_ / "study" / subject / "T1.nii.gz");
+  }
+  int status = -1;
+  const std::string out = run("run " + shell_quoted(pipeline()) + " --set " +
+                                  shell_quoted("inputs.moving=" + (dir_ / "study" / "*" / "T1.nii.gz").string()),
+                              &status);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_TRUE(fs::exists(result() / "anna" / "T1" / "transform.mat"));
+  EXPECT_TRUE(fs::exists(result() / "ben" / "T1" / "transform.mat"));
+  EXPECT_TRUE(batch_report()["images"][0]["bids"].is_null());
+}

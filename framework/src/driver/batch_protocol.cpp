@@ -1,6 +1,7 @@
 #include "driver/batch_protocol.hpp"
 
 #include "driver/pipeline_digest.hpp"
+#include "pipeline/bids_name.hpp"
 
 #include <regpipe/host/driver.hpp>
 #include <regpipe/host/error.hpp>
@@ -26,6 +27,15 @@ std::optional<size_t> take_number(std::string_view& text) {
 }
 
 }  // namespace
+
+nlohmann::json bids_entities(const std::filesystem::path& path) {
+  const std::optional<BidsName> name = parse_bids_name(path);
+  if (!name) return nullptr;
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [key, value] : name->entities) out[key] = value;
+  out["suffix"] = name->suffix;
+  return out;
+}
 
 std::string encode_worker_task(const Pipeline& batch, const std::vector<size_t>& todo) {
   std::string ranges;

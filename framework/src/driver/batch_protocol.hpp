@@ -13,19 +13,26 @@
 
 #include <regpipe/host/pipeline.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <cstddef>
 #include <string>
 #include <vector>
 
 namespace regpipe {
 
-// The batch's pipeline with moving image i only, its outputs in outputs.dir/<stem>/.
+// The batch's pipeline with moving image i only, its outputs in its folder under outputs.dir
+// (ImageInput::output_folder).
 inline Pipeline image_pipeline(const Pipeline& batch, size_t i) {
   Pipeline one = batch;
   one.inputs.moving = {batch.inputs.moving[i]};
-  one.outputs.dir = batch.outputs.dir / moving_stem(batch.inputs.moving[i].path);
+  one.outputs.dir = batch.outputs.dir / batch.inputs.moving[i].output_folder;
   return one;
 }
+
+// A batch_report.json entry's "bids": a BIDS name's entities and suffix ({"sub": "01", "ses":
+// "2", "suffix": "T1w"}), else null.
+nlohmann::json bids_entities(const std::filesystem::path& path);
 
 // The --batch-worker value, "<count>:<fingerprint>:<ranges>" ("10:9f2c...:0-3,5,7-9"): the
 // images to do as ranges (a long batch's list stays far below the kernel's 128 KiB limit on

@@ -219,7 +219,7 @@ class Supervisor {
 
   nlohmann::json entry(size_t i, const char* status, nlohmann::json outputs, nlohmann::json error,
                        nlohmann::json fault, nlohmann::json final_cost, double seconds) const {
-    return {{"path", path(i)},          {"outputs", outputs},        {"status", status},
+    return {{"path", path(i)},          {"bids", bids_entities(path(i))}, {"outputs", outputs},  {"status", status},
             {"error", error},           {"fault", fault},            {"final_cost", final_cost},
             {"seconds", seconds},       {"seconds_reading", nullptr}, {"seconds_registration", nullptr},
             {"seconds_writing", nullptr}, {"seconds_resampling", nullptr}};

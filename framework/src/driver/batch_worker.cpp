@@ -100,6 +100,7 @@ class ImageReporter {
 
   void finish(const ImageJob& job) const {
     nlohmann::json entry = {{"path", job.path}, {"outputs", job.one.outputs.dir.string()}};
+    entry["bids"] = bids_entities(job.path);
     entry["status"] = job.ok ? "ok" : "failed";
     entry["error"] = job.ok ? nlohmann::json() : nlohmann::json(job.error);
     entry["fault"] = nullptr;  // a crash or hang: the supervisor's entry has it
@@ -194,7 +195,10 @@ void run_batch_worker(const Pipeline& p, const PluginHost& plugins, HostServices
     try {
       if (read.error) std::rethrow_exception(read.error);
       job->phases.reading = read.seconds;
-      OutputFolder(job->one.outputs.dir).keep();  // after the read: an unreadable image leaves no folder
+      // After the read: an unreadable image leaves no folder. A pattern's folders
+      // (sub-01/anat/) first.
+      fs::create_directories(job->one.outputs.dir.parent_path());
+      OutputFolder(job->one.outputs.dir).keep();
       images.moving = std::move(read.images.moving);
       images.moving_weight = std::move(read.images.moving_weight);
       const auto registration_start = Clock::now();

@@ -3,12 +3,12 @@
 #include <regpipe/host/pipeline.hpp>
 
 #include "pipeline/component_yaml.hpp"
+#include "pipeline/moving_patterns.hpp"
 #include "pipeline/overrides.hpp"
 #include "pipeline/yaml_context.hpp"
 #include "plugin_host/did_you_mean.hpp"
 
 #include <algorithm>
-#include <fnmatch.h>
 #include <map>
 
 namespace fs = std::filesystem;
@@ -39,52 +39,38 @@ void read_image_input(YamlContext& ctx, const YAML::Node& inputs, const std::str
   });
 }
 
-// The files a glob pattern in the last path component matches ("scans/*.nii.gz"), sorted.
-std::vector<fs::path> expand_glob(const fs::path& pattern) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(pattern.parent_path(), ec))
-    if (e.is_regular_file(ec) &&
-        ::fnmatch(pattern.filename().c_str(), e.path().filename().c_str(), FNM_PERIOD) == 0)
-      out.push_back(e.path());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-bool is_glob(const fs::path& path) {
-  return path.filename().string().find_first_of("*?[") != std::string::npos;
-}
-
-// inputs.moving: one path, a glob pattern, or a list of paths (batch mode). Each image's
-// outputs go to a folder named by its stem, so two equal stems are refused.
+// inputs.moving: a path, a pattern or a list of either (batch mode). Each image's outputs
+// go to their own folder (MatchedImage::output_folder), so two images with the same one are
+// refused.
 void read_moving(YamlContext& ctx, const YAML::Node& node, std::vector<ImageInput>* out) {
   const std::string key = "inputs.moving";
-  std::vector<std::pair<fs::path, YAML::Node>> paths;
+  std::vector<std::pair<MatchedImage, YAML::Node>> images;
+  const auto add = [&](const YAML::Node& item) {
+    fs::path path;
+    if (!ctx.read_path(key, item, &path)) return;
+    if (!is_pattern(path)) {
+      images.emplace_back(MatchedImage{path, moving_stem(path)}, item);
+      return;
+    }
+    const std::vector<MatchedImage> matches = expand_pattern(path);
+    if (matches.empty())
+      ctx.error(key, item, "inputs.moving: the pattern " + path.string() + " matches no file");
+    for (const MatchedImage& m : matches) images.emplace_back(m, item);
+  };
   if (node.IsSequence()) {
     if (node.size() == 0) ctx.error(key, node, "inputs.moving must not be an empty list");
-    for (const auto& item : node) {
-      fs::path path;
-      if (ctx.read_path(key, item, &path)) paths.emplace_back(path, item);
-    }
+    for (const auto& item : node) add(item);
   } else {
-    fs::path path;
-    if (!ctx.read_path(key, node, &path)) return;
-    if (!is_glob(path)) {
-      paths.emplace_back(path, node);
-    } else {
-      for (const auto& match : expand_glob(path)) paths.emplace_back(match, node);
-      if (paths.empty())
-        ctx.error(key, node, "inputs.moving: the pattern " + path.string() + " matches no file");
-    }
+    add(node);
   }
-  std::map<std::string, fs::path> stems;
-  for (const auto& [path, where] : paths) {
-    const auto [it, fresh] = stems.emplace(moving_stem(path), path);
+  std::map<fs::path, fs::path> folders;
+  for (const auto& [image, where] : images) {
+    const auto [it, fresh] = folders.emplace(image.output_folder, image.path);
     if (!fresh)
-      ctx.error(key, where, "inputs.moving: " + it->second.string() + " and " + path.string() +
-                                " have the same name " + it->first +
+      ctx.error(key, where, "inputs.moving: " + it->second.string() + " and " + image.path.string() +
+                                " have the same name " + it->first.string() +
                                 ", and so the same output folder: rename one");
-    out->push_back(ImageInput{path, std::nullopt});
+    out->push_back(ImageInput{image.path, std::nullopt, image.output_folder});
   }
 }
 

@@ -9,10 +9,12 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
       {"inputs.reference", "path", "(required)",
        "Reference (fixed) image; its grid is the grid of the registered output."},
       {"inputs.moving", "path, glob pattern or list of paths", "(required)",
-       "Moving image, registered to the reference. Several (a list, or a pattern such as "
-       "`scans/*.nii.gz`, expanded in sorted order) make a batch: the reference is read and "
-       "prepared once, each image's outputs go to outputs.dir/<file stem>/, and "
-       "outputs.dir/batch_report.json sums them up."},
+       "Moving image, registered to the reference. Several (a list, or a pattern with "
+       "wildcards in any folder, such as `scans/*.nii.gz` or `sub-*/anat/*_T1w.nii.gz`, "
+       "expanded in sorted order) make a batch: the reference is read and prepared once, each "
+       "image's outputs go to outputs.dir/<folders the wildcards matched>/<file stem>/ "
+       "(sub-01/anat/sub-01_T1w/: a BIDS tree is mirrored), and outputs.dir/batch_report.json "
+       "sums them up, with each BIDS name's entities."},
       {"inputs.reference_volume", "int >= 0", "(none)",
        "Volume index when the reference file is 4D (a 4D file without it is an error)."},
       {"inputs.moving_volume", "int >= 0", "(none)", "Volume index when the moving file is 4D."},
@@ -104,7 +106,7 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
        "registers (see the batch paragraph below). The results are the same; `false` does "
        "everything in turn on one thread."},
       {"outputs.resume", "bool", "true",
-       "Batch mode: an image whose complete results are already in outputs.dir/<stem>/ (its "
+       "Batch mode: an image whose complete results are already in its folder under outputs.dir (its "
        "report.json made by the same pipeline from the same files, every output file present "
        "and non-empty) is skipped, so that a rerun of a killed batch only registers what is "
        "missing. `false` registers every image again. Needs outputs.report."},

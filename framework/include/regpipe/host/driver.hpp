@@ -132,7 +132,7 @@ RegistrationResult run_pipeline(const Pipeline& pipeline, const PluginHost& plug
                                 HostServices& services);
 
 // `regpipe run` with several moving images, supervised (batch_supervisor.cpp): each image
-// registered into outputs.dir/<stem>/ by a worker process, a failing one reported and skipped;
+// registered into its folder under outputs.dir by a worker process, a failing one reported and skipped;
 // a plugin that crashes or hangs on an image costs that image only (the worker is started
 // again for the rest); images whose complete results are there already are skipped
 // (outputs.resume); outputs.dir/batch_report.json. `run_again` is this run's command line

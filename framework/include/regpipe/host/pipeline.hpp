@@ -36,9 +36,12 @@ struct ComponentSpec {
 struct ImageInput {
   std::filesystem::path path;
   std::optional<unsigned> volume;  // for 4D files
+  // A moving image's outputs in a batch, relative to outputs.dir: its stem, below the folders
+  // a pattern's wildcards matched (sub-01/anat/sub-01_T1w for sub-*/anat/*_T1w.nii.gz).
+  std::filesystem::path output_folder;
 };
 
-// A batch's output folder name of a moving image: its file name without .nii.gz, .nii, .mha, ...
+// A moving image's file name without .nii.gz, .nii, .mha, ...
 std::string moving_stem(const std::filesystem::path& path);
 
 struct PipelineInputs {
