@@ -83,10 +83,17 @@ void on_fatal_signal(int signal) {
 }
 
 void install_crash_reporter() {
+  // A stack of its own (for the calling thread, the one that calls the plugins), so that a
+  // stack overflow is reported too.
+  static char alternate_stack[64 * 1024];
+  stack_t stack{};
+  stack.ss_sp = alternate_stack;
+  stack.ss_size = sizeof(alternate_stack);
+  sigaltstack(&stack, nullptr);
   struct sigaction action {};
   action.sa_handler = on_fatal_signal;
   sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESETHAND | SA_NODEFER;
+  action.sa_flags = SA_RESETHAND | SA_NODEFER | SA_ONSTACK;
   for (int signal : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) sigaction(signal, &action, nullptr);
 }
 
