@@ -119,7 +119,7 @@ TEST_F(FaultBatch, ASecondCtrlCEndsARunWhosePluginIgnoresTheFirst) {
                            "inputs.moving=" + scan(kMarked).string()},
                           log);
   ASSERT_GT(pid, 0);
-  std::this_thread::sleep_for(std::chrono::seconds(2));  // inside the hanging evaluate
+  ASSERT_TRUE(wait_until_hanging(log)) << text_of(log);
   ::kill(pid, SIGINT);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   ::kill(pid, SIGINT);
@@ -132,8 +132,7 @@ TEST_F(FaultBatch, ASecondCtrlCEndsABatchWhosePluginIgnoresTheFirst) {
   const fs::path log = dir_ / "batch.log";
   const pid_t pid = start({"run", pipeline(fault_cost("test.fault.hang")).string()}, log);
   ASSERT_GT(pid, 0);
-  ASSERT_TRUE(wait_until_exists(result(3) / "report.json")) << text_of(log);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // scan_04 hanging
+  ASSERT_TRUE(wait_until_hanging(log)) << text_of(log);  // on scan_04
   ::kill(pid, SIGINT);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   ::kill(pid, SIGINT);

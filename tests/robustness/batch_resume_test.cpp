@@ -85,14 +85,14 @@ TEST_F(BatchResume, AnotherPipelineOrAChangedImageOrResumeOffRegistersAgain) {
 // with scan_04 replaced by a good image, registers scan_04 to scan_09 only.
 TEST_F(BatchResume, AKilledBatchRerunCompletesOnlyTheMissingImages) {
   const fs::path yaml = pipeline(fault_cost("test.fault.hang"));
-  const pid_t pid = start({"run", yaml.string()}, dir_ / "killed.log");
+  const fs::path log = dir_ / "killed.log";
+  const pid_t pid = start({"run", yaml.string()}, log);
   ASSERT_GT(pid, 0);
-  // scan_03 written, scan_04 hanging (for the default 300 s): kill the batch outright.
-  const bool reached = wait_until_exists(result(3) / "report.json");
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // scan_04 hanging (for the default 300 s), the images before it written: kill the batch.
+  const bool reached = wait_until_hanging(log) && wait_until_exists(result(3) / "report.json");
   ::kill(pid, SIGKILL);
   wait_for(pid);
-  ASSERT_TRUE(reached) << "the batch never got to scan_04:\n" << text_of(dir_ / "killed.log");
+  ASSERT_TRUE(reached) << "the batch never got to scan_04:\n" << text_of(log);
   EXPECT_FALSE(fs::exists(result() / "batch_report.json"));
 
   fs::remove(scan(kMarked));

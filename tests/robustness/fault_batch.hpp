@@ -98,6 +98,15 @@ class FaultBatch : public ::testing::Test {
     ::waitpid(pid, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
+  // Waits (up to a minute) until `log` says that test.fault.hang hangs.
+  static bool wait_until_hanging(const std::filesystem::path& log) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (text_of(log).find("test.fault.hang: hanging in evaluate") == std::string::npos) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return true;
+  }
   // Waits (up to a minute) until `file` exists.
   static bool wait_until_exists(const std::filesystem::path& file) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);

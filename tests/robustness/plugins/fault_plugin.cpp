@@ -26,6 +26,7 @@ namespace {
 enum class Fault { segv, abort, hang, throw_int, nan };
 
 struct FaultCost {
+  const rp_host* host = nullptr;
   double only_below_extent_mm = 1e9;
   bool faulty_moving = false;
   double reference_reach_mm = 0.0, moving_reach_mm = 0.0;  // farthest corner from the origin
@@ -52,9 +53,10 @@ double reach_mm(const rp_image* image) {
   return reach;
 }
 
-rp_status create(const rp_host*, const rp_param_value* params, size_t n, void** self, rp_error_buf*) {
+rp_status create(const rp_host* host, const rp_param_value* params, size_t n, void** self, rp_error_buf*) {
   auto* cost = new (std::nothrow) FaultCost;
   if (cost == nullptr) return RP_OUT_OF_MEMORY;
+  cost->host = host;
   for (size_t i = 0; i < n; ++i) cost->only_below_extent_mm = params[i].double_value;
   *self = cost;
   return RP_OK;
@@ -78,8 +80,11 @@ rp_status evaluate(void* self, const rp_cost_request* request) {
     switch (F) {
       case Fault::segv: std::raise(SIGSEGV); break;
       case Fault::abort: std::abort();
-      case Fault::hang:
+      case Fault::hang: {  // said first, so that a test knows when to signal
+        const rp_host* host = static_cast<FaultCost*>(self)->host;
+        host->log(host->ctx, RP_LOG_WARNING, "test.fault.hang: hanging in evaluate");
         for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+      }
       case Fault::throw_int: throw 42;
       case Fault::nan: break;
     }
