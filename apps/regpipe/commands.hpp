@@ -15,6 +15,7 @@ namespace regpipe::cli {
 // Options every subcommand that loads plugins shares.
 struct CommonOptions {
   std::vector<std::string> plugin_paths;
+  bool plugin_override = false;  // an id two libraries claim: the first in the search order
   bool quiet = false;
   int verbose = 0;
 };
@@ -23,6 +24,8 @@ using Command = std::function<int()>;
 
 // The plugin search path from the common options.
 PluginSearchOptions search_options(const CommonOptions& c);
+// --plugin-path and --plugin-override on a subcommand that loads plugins.
+void add_plugin_path_options(CLI::App& app, CommonOptions& common);
 
 Command add_run(CLI::App& app, CommonOptions& common);
 Command add_validate(CLI::App& app, CommonOptions& common);

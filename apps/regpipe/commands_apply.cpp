@@ -123,8 +123,7 @@ Command add_apply(CLI::App& app, CommonOptions& common) {
   app.add_option("--in-format", o->in_format,
                  "Format of transforms without a FORMAT: prefix (default: from extension and content)")
       ->check(CLI::IsMember(std::vector<std::string>{"fsl", "itk", "ants", "world"}));
-  app.add_option("--plugin-path", common.plugin_paths, "Extra plugin folder or file (repeatable)")
-      ->type_name("DIR");
+  add_plugin_path_options(app, common);
   app.add_flag("-q,--quiet", common.quiet, "No informational messages");
   app.add_flag("-v,--verbose", common.verbose, "More messages (repeat for debug)");
   return [o, &common] { return run_apply(*o, common); };

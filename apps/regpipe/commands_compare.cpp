@@ -17,8 +17,7 @@ Command add_compare(CLI::App& app, CommonOptions& common) {
   app.add_option("compare", o->file, "Compare YAML file (docs/compare.md)")->required();
   app.add_option("--set", o->sets, "Override a key: --set level_mm=2 (relative paths: from here)")
       ->type_name("KEY=VALUE");
-  app.add_option("--plugin-path", common.plugin_paths, "Extra plugin folder or file (repeatable)")
-      ->type_name("DIR");
+  add_plugin_path_options(app, common);
   app.add_flag("--validate", o->validate_only, "Check the file without running it");
   app.add_flag("-q,--quiet", common.quiet, "No progress or informational messages");
   return [o, &common] {

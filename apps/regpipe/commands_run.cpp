@@ -2,7 +2,9 @@
 #include "commands.hpp"
 
 #include <regpipe/host/driver.hpp>
+#include <regpipe/host/invocation.hpp>
 #include <regpipe/host/pipeline.hpp>
+#include <regpipe/host/plugin_watchdog.hpp>
 
 #include <cstdio>
 
@@ -19,8 +21,7 @@ void add_pipeline_options(CLI::App& app, PipelineOptions& o, CommonOptions& comm
   app.add_option("--set", o.sets,
                  "Override a key: --set inputs.moving=b.nii.gz (relative paths: from here)")
       ->type_name("KEY=VALUE");
-  app.add_option("--plugin-path", common.plugin_paths, "Extra plugin folder or file (repeatable)")
-      ->type_name("DIR");
+  add_plugin_path_options(app, common);
 }
 
 std::vector<Override> overrides(const PipelineOptions& o) {
@@ -29,12 +30,27 @@ std::vector<Override> overrides(const PipelineOptions& o) {
   return out;
 }
 
+// This command line, after the program name: a batch worker is started with it again.
+std::vector<std::string> run_again() {
+  const std::vector<std::string>& line = command_line();
+  return std::vector<std::string>(line.begin() + (line.empty() ? 0 : 1), line.end());
+}
+
 }  // namespace
 
 PluginSearchOptions search_options(const CommonOptions& c) {
   PluginSearchOptions o;
   for (const auto& p : c.plugin_paths) o.plugin_paths.emplace_back(p);
+  o.allow_override = c.plugin_override;
   return o;
+}
+
+void add_plugin_path_options(CLI::App& app, CommonOptions& common) {
+  app.add_option("--plugin-path", common.plugin_paths, "Extra plugin folder or file (repeatable)")
+      ->type_name("DIR");
+  app.add_flag("--plugin-override", common.plugin_override,
+               "Where two libraries provide one component id, use the first in the search order "
+               "(--plugin-path first) instead of refusing it");
 }
 
 Command add_run(CLI::App& app, CommonOptions& common) {
@@ -42,7 +58,10 @@ Command add_run(CLI::App& app, CommonOptions& common) {
   add_pipeline_options(app, *o, common);
   app.add_flag("-q,--quiet", common.quiet, "No progress or informational messages");
   app.add_flag("-v,--verbose", common.verbose, "More messages (repeat for debug)");
-  return [o, &common] {
+  // Hidden: how a batch's supervisor starts its worker process (batch_supervisor.cpp).
+  auto worker_task = std::make_shared<std::string>();
+  app.add_option(kBatchWorkerOption, *worker_task)->group("");
+  return [o, &common, worker_task] {
     PluginHost plugins(search_options(common));
     const Pipeline p = load_pipeline(o->file, overrides(*o), plugins);
     const int32_t level = common.quiet          ? RP_LOG_ERROR
@@ -51,11 +70,20 @@ Command add_run(CLI::App& app, CommonOptions& common) {
                                                 : RP_LOG_WARNING;
     HostServices services(level, !common.quiet);
     services.cancel_on_sigint();
+    const bool worker = !worker_task->empty();
+    if (p.inputs.moving.size() == 1 || worker)  // the processes that call plugins
+      watch_plugin_calls(p.registration.evaluation_timeout_s, "registration.evaluation_timeout_s", worker);
+    if (worker) {
+      run_batch_worker(p, plugins, services, *worker_task);
+      return kExitOk;
+    }
     if (p.inputs.moving.size() == 1) {
       run_pipeline(p, plugins, services);
       return kExitOk;
     }
-    return run_batch(p, plugins, services) == 0 ? kExitOk : kExitBadInput;
+    const BatchOutcome batch = run_batch(p, services, run_again());
+    if (batch.stopped_with != 0) return batch.stopped_with;
+    return batch.failures == 0 ? kExitOk : kExitBadInput;
   };
 }
 

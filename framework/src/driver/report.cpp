@@ -1,5 +1,7 @@
 #include "driver/report.hpp"
 
+#include "driver/pipeline_digest.hpp"
+
 #include <regpipe/host/invocation.hpp>
 
 #include <cmath>
@@ -56,6 +58,8 @@ nlohmann::json make_report(const Pipeline& pipeline, const RegistrationImages& i
   report["regpipe_version"] = REGPIPE_VERSION;
   report["abi"] = std::to_string(RP_ABI_MAJOR) + "." + std::to_string(RP_ABI_MINOR);
   report["pipeline"] = pipeline.source.string();
+  // What the result depends on: a batch rerun skips an image whose report carries its digest.
+  report["pipeline_digest"] = pipeline_digest(pipeline);
   // How it was made: the command, its --set keys, where and when.
   report["command_line"] = command_line();
   nlohmann::json overrides = nlohmann::json::object();

@@ -54,6 +54,9 @@ std::optional<double> write_output_files(const Pipeline& p, const Image& referen
 // file's type (FLIRT's default).
 VoxelType registered_image_type(const Pipeline& p, const Image& moving);
 
+// The files (names in outputs.dir, with the prefix) that a registration of `p` writes.
+std::vector<std::string> written_output_names(const Pipeline& p);
+
 // An image's grid and file type without its voxels.
 Image image_header(const Image& image);
 

@@ -118,19 +118,37 @@ QaAnnotation qa_annotation(const Pipeline& p, const RegistrationResult& result) 
 }
 
 // regpipe's own output names in a folder (outputs.image_format's choices for the registered
-// image): those a run does not write again are an earlier run's, removed as it publishes, so
-// that the folder never mixes two runs' results (a qa.png of a run that asked for one beside
-// the transforms of one that did not, a registered.nii beside the next run's .nii.gz).
-std::vector<std::string> output_names(const Pipeline& p) {
-  std::vector<std::string> names = {"transform.mat", "transform.tfm", "0GenericAffine.mat",
-                                    "moving_to_reference_world.txt", "transform_world.txt",
-                                    "qa.png", "report.json"};
-  for (const char* format : {".nii.gz", ".nii", ".mha", ".nrrd"}) names.push_back(std::string("registered") + format);
-  for (std::string& name : names) name = p.outputs.prefix + name;
+// image), each with whether this pipeline writes it. Those a run does not write again are an
+// earlier run's, removed as it publishes, so that the folder never mixes two runs' results (a
+// qa.png of a run that asked for one beside the transforms of one that did not, a
+// registered.nii beside the next run's .nii.gz).
+std::vector<std::pair<std::string, bool>> output_names(const Pipeline& p) {
+  const PipelineOutputs& o = p.outputs;
+  std::vector<std::pair<std::string, bool>> names = {
+      {"transform.mat", o.transforms},       {"transform.tfm", o.transforms},
+      {"0GenericAffine.mat", o.transforms},  {"moving_to_reference_world.txt", o.transforms},
+      {"transform_world.txt", o.transforms}, {"qa.png", o.qa_png},
+      {"report.json", o.report}};
+  for (const char* format : {".nii.gz", ".nii", ".mha", ".nrrd"})
+    names.emplace_back(std::string("registered") + format, o.registered_image && o.image_format == format);
+  for (auto& [name, written] : names) name = o.prefix + name;
   return names;
 }
 
+std::vector<std::string> all_output_names(const Pipeline& p) {
+  std::vector<std::string> out;
+  for (const auto& [name, written] : output_names(p)) out.push_back(name);
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::string> written_output_names(const Pipeline& p) {
+  std::vector<std::string> out;
+  for (const auto& [name, written] : output_names(p))
+    if (written) out.push_back(name);
+  return out;
+}
 
 std::optional<double> write_output_files(const Pipeline& p, const Image& reference,
                                          const Image& moving, const RegistrationResult& result,
@@ -180,7 +198,7 @@ std::optional<double> write_output_files(const Pipeline& p, const Image& referen
       write_text_atomically(out("report.json"),
                             make_report(p, headers, result, fsl, evaluation, phases, total).dump(2) + "\n");
     }
-    files.publish(output_names(p));
+    files.publish(all_output_names(p));
   } catch (const UserError& e) {  // a full disk, ...: named as the user knows the file
     throw UserError(files.as_published(e.what()));
   }

@@ -22,7 +22,25 @@ fs::path first_missing(const fs::path& dir) {
   return missing;
 }
 
+const std::string kStagingPrefix = ".regpipe-staging-";
+
 }  // namespace
+
+void remove_leftovers_of(int pid, const fs::path& dir) {
+  const std::string staging = kStagingPrefix + std::to_string(pid) + "-";
+  const std::string partial = ".partial-" + std::to_string(pid) + "-";  // atomic_file.cpp's names
+  std::vector<fs::path> leftovers;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(staging, 0) == 0 || name.find(partial) != std::string::npos) {
+      leftovers.push_back(it->path());
+      it.disable_recursion_pending();
+    }
+  }
+  for (const fs::path& p : leftovers) fs::remove_all(p, ec);
+}
 
 ResultSet::ResultSet(fs::path dir) : dir_(std::move(dir)) {
   static std::atomic<unsigned long> counter{0};
@@ -33,7 +51,7 @@ ResultSet::ResultSet(fs::path dir) : dir_(std::move(dir)) {
   for (const fs::path& p : made_folders_) register_new_folder(p);
   fs::create_directories(dir_, ec);
   if (ec) throw UserError("cannot make the output folder " + dir_.string() + ": " + ec.message());
-  staging_ = dir_ / (".regpipe-staging-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  staging_ = dir_ / (kStagingPrefix + std::to_string(::getpid()) + "-" + std::to_string(counter++));
   register_temporary(staging_);
   fs::create_directory(staging_, ec);
   if (ec) {

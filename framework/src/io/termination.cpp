@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <csignal>
-#include <cstdio>
 #include <mutex>
 #include <thread>
 
@@ -16,10 +15,16 @@ namespace {
 
 std::atomic<bool> g_taken{false};
 std::mutex g_mutex;
-std::function<void()> g_cancel;  // what the first SIGINT cancels
-bool g_interrupted = false;
+std::function<bool()> g_interrupt;
+std::function<void(int)> g_termination_hook;
 
 [[noreturn]] void end_by(int sig) {
+  std::function<void(int)> hook;
+  {
+    std::lock_guard lock(g_mutex);
+    hook = g_termination_hook;
+  }
+  if (hook) hook(sig);
   remove_temporaries_for_exit();
   std::signal(sig, SIG_DFL);
   sigset_t one;
@@ -35,17 +40,12 @@ void take_signals(sigset_t set) {
     int sig = 0;
     if (sigwait(&set, &sig) != 0) continue;
     if (sig == SIGINT) {
-      std::function<void()> cancel;
+      std::function<bool()> interrupt;
       {
         std::lock_guard lock(g_mutex);
-        if (!g_interrupted && g_cancel) cancel = g_cancel;
-        g_interrupted = true;
+        interrupt = g_interrupt;
       }
-      if (cancel) {
-        std::fputs("\nregpipe: interrupted: stopping (Ctrl-C again ends it at once)\n", stderr);
-        cancel();
-        continue;
-      }
+      if (interrupt && interrupt()) continue;
     }
     end_by(sig);
   }
@@ -64,9 +64,14 @@ void take_termination_signals() {
 
 bool termination_signals_taken() { return g_taken.load(); }
 
-void on_first_interrupt(std::function<void()> cancel) {
+void on_interrupt(std::function<bool()> interrupt) {
   std::lock_guard lock(g_mutex);
-  g_cancel = std::move(cancel);
+  g_interrupt = std::move(interrupt);
+}
+
+void on_termination(std::function<void(int)> hook) {
+  std::lock_guard lock(g_mutex);
+  g_termination_hook = std::move(hook);
 }
 
 }  // namespace regpipe

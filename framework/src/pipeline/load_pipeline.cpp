@@ -245,6 +245,14 @@ void read_registration(YamlContext& ctx, const YAML::Node& root, const PluginHos
                     " is outside [0, 1): it is a fraction of the smaller image (0 turns it off)");
     else r.min_overlap = fraction;
   });
+  with_child(node, "evaluation_timeout_s", [&](const YAML::Node& n) {
+    double seconds = 0.0;
+    if (!ctx.read_double("registration.evaluation_timeout_s", n, &seconds)) return;
+    if (!(seconds > 0.0 && seconds <= 1e6))
+      ctx.error("registration.evaluation_timeout_s", n,
+                "registration.evaluation_timeout_s=" + n.Scalar() + " is outside (0, 1e6] seconds");
+    else r.evaluation_timeout_s = seconds;
+  });
   read_component(ctx, node, "cost", RP_KIND_COST, host, r.cost);
   read_component(ctx, node, "optimizer", RP_KIND_OPTIMIZER, host, r.optimizer);
   if (dof_read) check_optimizer_dof(ctx, node, host, r);
@@ -285,6 +293,7 @@ void read_outputs(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
   });
   with_child(out, "parallel_io",
              [&](const YAML::Node& n) { ctx.read_bool("outputs.parallel_io", n, &o.parallel_io); });
+  with_child(out, "resume", [&](const YAML::Node& n) { ctx.read_bool("outputs.resume", n, &o.resume); });
   with_child(out, "interpolation", [&](const YAML::Node& n) {
     read_choice(ctx, n, "outputs.interpolation", {"nearest", "trilinear", "sinc", "bspline"}, &o.interpolation);
   });

@@ -59,6 +59,11 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
        "the other for its cost to count; below it the transform scores like one with no overlap "
        "(the measure's worst value). Histogram measures (MI, NMI, CR with many bins) score a "
        "sliver of a few samples as a perfect match; this keeps searches out of it. 0: off."},
+      {"registration.evaluation_timeout_s", "number > 0", "300",
+       "Longest one call into a plugin may take: a cost evaluation, an optimizer between two "
+       "evaluations, a resampling. A plugin that runs longer (a hang; one that ignores "
+       "cancellation) ends the run with exit status 3 and a message naming it; in a batch, its "
+       "image fails and the batch goes on. Raise it for very large images on a CPU."},
       {"registration.cost.plugin", "plugin id or list of ids", "[cuda.cr, cpu.cr]",
        "Cost component; a list is a preference order: the first that can be created is used."},
       {"registration.cost.params", "map", "{}",
@@ -107,6 +112,11 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
        "moving images while one registers and writes each result's files while the next "
        "registers (see the batch paragraph below). The results are the same; `false` does "
        "everything in turn on one thread."},
+      {"outputs.resume", "bool", "true",
+       "Batch mode: an image whose complete results are already in its folder under outputs.dir (its "
+       "report.json made by the same pipeline from the same files, every output file present "
+       "and non-empty) is skipped, so that a rerun of a killed batch only registers what is "
+       "missing. `false` registers every image again. Needs outputs.report."},
       {"evaluation.truth", "path", "(none)",
        "Known moving->reference world (RAS) 4x4; the report then gives the mean displacement "
        "error over the reference."},

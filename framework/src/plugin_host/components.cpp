@@ -1,4 +1,5 @@
 #include <regpipe/host/components.hpp>
+#include <regpipe/host/plugin_watchdog.hpp>
 
 #include <vector>
 
@@ -35,6 +36,29 @@ std::vector<rp_param_value> abi_params(const std::map<std::string, ParamValue>& 
   return out;
 }
 
+// A call into the plugin: watched (plugin_watchdog.hpp), and a C++ exception that escapes it
+// across the C ABI (abi.h forbids it; plugin.hpp's RP_GUARD prevents it) caught here and
+// reported as the plugin's failure rather than unwinding through the host.
+template <class Fn>
+auto call_plugin(const Component& c, const char* what, Fn&& fn) {
+  WatchedCall watched(c, what);
+  try {
+    return fn();
+  } catch (...) {
+    throw ComponentError(RP_INTERNAL, std::string(kind_name(c.kind)) + " '" + c.id + "' " + what +
+                                          ": a C++ exception escaped the plugin across the C ABI (a plugin bug)");
+  }
+}
+
+// destroy, from a destructor: nothing may leave it.
+template <class Vtable>
+void destroy_instance(const Component& c, const Vtable* vt, void* self) noexcept {
+  try {
+    call_plugin(c, "destroy", [&] { vt->destroy(self); });
+  } catch (...) {  // nothing to do about it: the instance is gone either way
+  }
+}
+
 template <class CreateFn>
 void* create_instance(const Component& c, HostServices& services,
                       const std::map<std::string, ParamValue>& params, CreateFn create) {
@@ -42,7 +66,8 @@ void* create_instance(const Component& c, HostServices& services,
   rp_error_buf err{};
   err.size = sizeof(err);
   void* self = nullptr;
-  rp_status s = create(services.abi(), abi.data(), abi.size(), &self, &err);
+  const rp_status s =
+      call_plugin(c, "create", [&] { return create(services.abi(), abi.data(), abi.size(), &self, &err); });
   if (s != RP_OK || self == nullptr) {
     std::string why = err.msg[0] != '\0' ? err.msg : status_name(s);
     throw ComponentError(s == RP_OK ? RP_INTERNAL : s,
@@ -101,18 +126,21 @@ CostInstance::CostInstance(const Component& c, HostServices& services,
   self_ = create_instance(c, services, params, vt_->create);
   device_images_ = device_image_extension<rp_cost_device_image_ext>(vt_, self_);
 }
-CostInstance::~CostInstance() { vt_->destroy(self_); }
+CostInstance::~CostInstance() { destroy_instance(*component_, vt_, self_); }
 
 void CostInstance::set_reference(const rp_device_image& ref) {
   if (device_images_ == nullptr || device_images_->set_reference_device == nullptr)
     fail(*component_, RP_UNSUPPORTED, "set_reference_device", "the reference is not taken from device memory");
-  check(device_images_->set_reference_device(self_, &ref), "set_reference_device");
+  check(call_plugin(*component_, "set_reference_device",
+                    [&] { return device_images_->set_reference_device(self_, &ref); }),
+        "set_reference_device");
 }
 
 void CostInstance::set_moving(const rp_device_image& mov) {
   if (device_images_ == nullptr || device_images_->set_moving_device == nullptr)
     fail(*component_, RP_UNSUPPORTED, "set_moving_device", "the moving image is not taken from device memory");
-  check(device_images_->set_moving_device(self_, &mov), "set_moving_device");
+  check(call_plugin(*component_, "set_moving_device", [&] { return device_images_->set_moving_device(self_, &mov); }),
+        "set_moving_device");
 }
 
 int32_t CostInstance::device() const { return device_images_ ? device_images_->device(self_) : -1; }
@@ -128,13 +156,17 @@ void CostInstance::check(rp_status s, const char* what) const {
 void CostInstance::set_reference(const Image& ref, const Image* weight) {
   rp_image r = ref.view(), w{};
   if (weight != nullptr) w = weight->view();
-  check(vt_->set_reference(self_, &r, weight != nullptr ? &w : nullptr), "set_reference");
+  check(call_plugin(*component_, "set_reference",
+                    [&] { return vt_->set_reference(self_, &r, weight != nullptr ? &w : nullptr); }),
+        "set_reference");
 }
 
 void CostInstance::set_moving(const Image& mov, const Image* weight) {
   rp_image m = mov.view(), w{};
   if (weight != nullptr) w = weight->view();
-  check(vt_->set_moving(self_, &m, weight != nullptr ? &w : nullptr), "set_moving");
+  check(call_plugin(*component_, "set_moving",
+                    [&] { return vt_->set_moving(self_, &m, weight != nullptr ? &w : nullptr); }),
+        "set_moving");
 }
 
 void CostInstance::evaluate(const double* matrices, size_t k, double* costs, double* overlap) {
@@ -144,7 +176,7 @@ void CostInstance::evaluate(const double* matrices, size_t k, double* costs, dou
   req.matrices = matrices;
   req.costs_out = costs;
   req.overlap_out = overlap;
-  check(vt_->evaluate(self_, &req), "evaluate");
+  check(call_plugin(*component_, "evaluate", [&] { return vt_->evaluate(self_, &req); }), "evaluate");
 }
 
 // ---- optimizer ----
@@ -153,7 +185,7 @@ OptimizerInstance::OptimizerInstance(const Component& c, HostServices& services,
     : component_(&c), vt_(static_cast<const rp_optimizer_vtable*>(c.vtable)) {
   self_ = create_instance(c, services, params, vt_->create);
 }
-OptimizerInstance::~OptimizerInstance() { vt_->destroy(self_); }
+OptimizerInstance::~OptimizerInstance() { destroy_instance(*component_, vt_, self_); }
 
 std::optional<DeviceDescription> OptimizerInstance::device_description() const {
   return describe_device(vt_, self_);
@@ -164,7 +196,7 @@ bool OptimizerInstance::drives_levels() const {
 }
 
 void OptimizerInstance::minimize(const rp_objective& objective, double* x, double* f) {
-  rp_status s = vt_->minimize(self_, &objective, x, f);
+  const rp_status s = call_plugin(*component_, "minimize", [&] { return vt_->minimize(self_, &objective, x, f); });
   if (s != RP_OK) fail(*component_, s, "minimize", vt_->last_error(self_));
 }
 
@@ -175,12 +207,13 @@ ResamplerInstance::ResamplerInstance(const Component& c, HostServices& services,
   self_ = create_instance(c, services, params, vt_->create);
   device_images_ = device_image_extension<rp_resampler_device_image_ext>(vt_, self_);
 }
-ResamplerInstance::~ResamplerInstance() { vt_->destroy(self_); }
+ResamplerInstance::~ResamplerInstance() { destroy_instance(*component_, vt_, self_); }
 
 DeviceImage ResamplerInstance::resample_to_device(const rp_resample_request& request) {
   auto image = std::make_unique<rp_device_image>();
   image->size = sizeof(rp_device_image);
-  const rp_status s = device_images_->resample_to_device(self_, &request, image.get());
+  const rp_status s = call_plugin(*component_, "resample_to_device",
+                                  [&] { return device_images_->resample_to_device(self_, &request, image.get()); });
   if (s != RP_OK) fail(*component_, s, "resample_to_device", vt_->last_error(self_));
   const rp_resampler_device_image_ext* ext = device_images_;
   void* self = self_;
@@ -199,7 +232,7 @@ std::optional<DeviceDescription> ResamplerInstance::device_description() const {
 }
 
 void ResamplerInstance::resample(const rp_resample_request& request) {
-  rp_status s = vt_->resample(self_, &request);
+  const rp_status s = call_plugin(*component_, "resample", [&] { return vt_->resample(self_, &request); });
   if (s != RP_OK) fail(*component_, s, "resample", vt_->last_error(self_));
 }
 

@@ -13,8 +13,17 @@ namespace {
 std::mutex g_output_mutex;  // log and progress lines from plugin threads must not interleave
 std::atomic<HostServices*> g_sigint_target{nullptr};
 
+// The first Ctrl-C asks the plugins to stop (should_cancel) and lets the run end cleanly; a
+// second one ends the process at once, for a plugin that does not ask.
 void on_sigint(int) {
-  if (HostServices* s = g_sigint_target.load()) s->request_cancel();
+  HostServices* s = g_sigint_target.load();
+  if (s == nullptr) return;
+  if (s->cancel_requested()) {
+    static const char kMessage[] = "\nregpipe: interrupted again; ending now\n";
+    (void)!::write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
+    ::_exit(130);
+  }
+  s->request_cancel();
 }
 
 const char* level_name(int32_t level) {
@@ -80,7 +89,15 @@ void HostServices::progress(double fraction, const std::string& what) {
 void HostServices::cancel_on_sigint() {
   cancels_on_sigint_ = true;
   if (termination_signals_taken()) {
-    on_first_interrupt([this] { request_cancel(); });
+    on_interrupt([this] {
+      if (cancel_requested()) {  // the second: the process ends at once
+        std::fputs("\nregpipe: interrupted again; ending now\n", stderr);
+        return false;
+      }
+      std::fputs("\nregpipe: interrupted: stopping (Ctrl-C again ends it at once)\n", stderr);
+      request_cancel();
+      return true;
+    });
     return;
   }
   g_sigint_target.store(this);
@@ -89,7 +106,7 @@ void HostServices::cancel_on_sigint() {
 
 HostServices::~HostServices() {
   if (!cancels_on_sigint_) return;
-  if (termination_signals_taken()) on_first_interrupt({});
+  if (termination_signals_taken()) on_interrupt({});
   HostServices* self = this;
   g_sigint_target.compare_exchange_strong(self, nullptr);
 }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <set>
 
 namespace fs = std::filesystem;
@@ -49,6 +50,9 @@ struct PluginHost::Impl {
   std::vector<fs::path> search_path;
   std::vector<Component> components;
   std::vector<LoadProblem> problems;
+  // Ids claimed by two libraries: "cost cpu.cr" -> both files, the first loaded first.
+  std::map<std::string, std::pair<fs::path, fs::path>> contested;
+  bool allow_override = false;
   // Libraries stay loaded for the host's lifetime: vtables and descriptor strings point
   // into them. Instances must be destroyed before the host.
   std::vector<boost::dll::shared_library> libraries;
@@ -108,6 +112,19 @@ std::vector<fs::path> plugin_files(const fs::path& entry) {
   return files;
 }
 
+// Each library once, however many entries lead to it.
+std::vector<fs::path> library_files_in(const std::vector<fs::path>& search_path) {
+  std::vector<fs::path> out;
+  std::set<fs::path> seen;
+  for (const auto& entry : search_path)
+    for (const auto& file : plugin_files(entry)) {
+      std::error_code ec;
+      fs::path canonical = fs::canonical(file, ec);
+      if (!ec && seen.insert(canonical).second) out.push_back(canonical);
+    }
+  return out;
+}
+
 }  // namespace
 
 void PluginHost::Impl::load_library(const fs::path& file) {
@@ -148,7 +165,8 @@ void PluginHost::Impl::load_library(const fs::path& file) {
     });
     if (same != components.end()) {
       problem(file, std::string(kind_name(c.kind)) + " '" + c.id + "' is already provided by " +
-                        same->library.string());
+                        same->library.string() + (allow_override ? " (kept: --plugin-override)" : ""));
+      contested.emplace(std::string(kind_name(c.kind)) + " " + c.id, std::pair{same->library, file});
       continue;
     }
     narrate("loaded " + std::string(kind_name(c.kind)) + " '" + c.id + "' " + c.version +
@@ -161,17 +179,14 @@ void PluginHost::Impl::load_library(const fs::path& file) {
 PluginHost::PluginHost(const PluginSearchOptions& options) : impl_(std::make_unique<Impl>()) {
   const char* debug = std::getenv("REGPIPE_PLUGIN_DEBUG");
   impl_->debug = debug != nullptr && std::string(debug) == "1";
+  impl_->allow_override = options.allow_override;
   impl_->search_path = build_search_path(options);
-  std::set<fs::path> seen;  // each library once, however many entries lead to it
-  for (const auto& entry : impl_->search_path) {
-    impl_->narrate("searching " + entry.string());
-    for (const auto& file : plugin_files(entry)) {
-      std::error_code ec;
-      fs::path canonical = fs::canonical(file, ec);
-      if (ec || !seen.insert(canonical).second) continue;
-      impl_->load_library(canonical);
-    }
-  }
+  for (const auto& entry : impl_->search_path) impl_->narrate("searching " + entry.string());
+  for (const auto& file : library_files_in(impl_->search_path)) impl_->load_library(file);
+}
+
+std::vector<fs::path> plugin_library_files(const PluginSearchOptions& options) {
+  return library_files_in(build_search_path(options));
 }
 
 PluginHost::~PluginHost() = default;
@@ -181,6 +196,14 @@ const std::vector<Component>& PluginHost::components() const { return impl_->com
 const std::vector<LoadProblem>& PluginHost::problems() const { return impl_->problems; }
 
 const Component* PluginHost::find(int32_t kind, const std::string& id) const {
+  // Two libraries claiming one id: which one a pipeline gets must not depend on the order of a
+  // search path (a --plugin-path library would silently replace a built-in one).
+  if (const auto both = impl_->contested.find(std::string(kind_name(kind)) + " " + id);
+      both != impl_->contested.end() && !impl_->allow_override)
+    throw UserError(std::string(kind_name(kind)) + " plugin '" + id + "' is provided by two libraries, " +
+                    both->second.first.string() + " and " + both->second.second.string() +
+                    ": remove one from the plugin path, or pass --plugin-override to use the first (" +
+                    both->second.first.string() + ")");
   for (const auto& c : impl_->components)
     if (c.kind == kind && c.id == id) return &c;
   return nullptr;

@@ -135,9 +135,28 @@ float foreground_threshold(const Image& image);
 RegistrationResult run_pipeline(const Pipeline& pipeline, const PluginHost& plugins,
                                 HostServices& services);
 
-// `regpipe run` with several moving images: components created and the reference read and
-// prepared once; each image registered into outputs.dir/<stem>/, a failing one reported and
-// skipped; outputs.dir/batch_report.json. Returns the number of images that failed.
-size_t run_batch(const Pipeline& pipeline, const PluginHost& plugins, HostServices& services);
+// `regpipe run` with several moving images, supervised (batch_supervisor.cpp): each image
+// registered into its folder under outputs.dir by a worker process, a failing one reported and skipped;
+// a plugin that crashes or hangs on an image costs that image only (the worker is started
+// again for the rest); images whose complete results are there already are skipped
+// (outputs.resume); outputs.dir/batch_report.json. `run_again` is this run's command line
+// after the program name: a worker is `regpipe <run_again> --batch-worker <images>`.
+struct BatchOutcome {
+  size_t failures = 0;
+  // A worker's exit status when it stopped the whole batch itself (an unreadable reference,
+  // bad parameters, Ctrl-C: its message is on stderr and no batch_report.json is written); 0
+  // otherwise.
+  int stopped_with = 0;
+};
+BatchOutcome run_batch(const Pipeline& pipeline, HostServices& services,
+                       const std::vector<std::string>& run_again);
+// The option that makes `regpipe run` a batch worker; its value, the task, names the images
+// to register (batch_protocol.hpp).
+inline constexpr const char* kBatchWorkerOption = "--batch-worker";
+// The worker's part: the components created and the reference prepared once, then the task's
+// images registered, each reported to the supervisor on the worker's pipe (batch_protocol.hpp).
+// UserError when the task does not fit the pipeline.
+void run_batch_worker(const Pipeline& pipeline, const PluginHost& plugins, HostServices& services,
+                      const std::string& task);
 
 }  // namespace regpipe

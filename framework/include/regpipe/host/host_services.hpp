@@ -26,8 +26,9 @@ class HostServices {
   bool reports_summaries() const { return min_level_ <= RP_LOG_WARNING; }
   bool cancel_requested() const { return cancel_.load(); }
   void request_cancel() { cancel_.store(true); }
-  // The first SIGINT requests cancellation of these services (through the signal thread of
-  // take_termination_signals where the process has one, else a handler), until destroyed.
+  // The first SIGINT requests cancellation of these services, a second one ends the process
+  // (through the signal thread of take_termination_signals where the process has one, else a
+  // handler, exit status 130), until destroyed.
   void cancel_on_sigint();
 
  private:

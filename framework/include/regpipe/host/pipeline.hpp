@@ -65,6 +65,8 @@ struct PipelineRegistration {
   // A transform keeping less than this fraction of the smaller image in the overlap is scored
   // as keeping none (the measure's no-overlap cost); 0 turns the rule off.
   double min_overlap = 0.25;
+  // The longest one plugin call may take before the watchdog ends it (plugin_watchdog.hpp).
+  double evaluation_timeout_s = 300.0;
   ComponentSpec cost;
   ComponentSpec optimizer;
   ComponentSpec resampler;
@@ -82,6 +84,7 @@ struct PipelineOutputs {
   bool qa_png = false;                // qa.png: reference edges over the registered image
   std::string qa_orientation = "radiological";  // of qa.png: or "neurological"
   bool parallel_io = true;            // image files read and written on worker threads
+  bool resume = true;                 // a batch skips the images whose results are complete
 };
 
 struct PipelineEvaluation {

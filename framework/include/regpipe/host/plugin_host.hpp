@@ -53,7 +53,14 @@ struct PluginSearchOptions {
   std::vector<std::filesystem::path> plugin_paths;  // --plugin-path, searched first
   bool use_environment = true;     // REGPIPE_PLUGIN_PATH (':'-separated)
   bool use_default_dirs = true;    // <exe>/../plugins (build tree, bundles) and the install dir
+  // An id claimed by two libraries is refused where a pipeline names it (find, require), with
+  // both files named; with this, the first in the search order is used (--plugin-override).
+  bool allow_override = false;
 };
+
+// The plugin library files the search path leads to, each once (canonical), in search order:
+// a folder's *.so in name order, a file itself. Nothing is loaded.
+std::vector<std::filesystem::path> plugin_library_files(const PluginSearchOptions& options);
 
 class PluginHost {
  public:
@@ -66,6 +73,7 @@ class PluginHost {
   const std::vector<Component>& components() const;
   const std::vector<LoadProblem>& problems() const;
 
+  // Null when no library provides it; UserError when two do (PluginSearchOptions::allow_override).
   const Component* find(int32_t kind, const std::string& id) const;
   // Throws UserError "unknown cost plugin 'x' (did you mean 'y'?); available: a, b, c".
   const Component& require(int32_t kind, const std::string& id) const;

@@ -38,4 +38,8 @@ class ResultSet {
   bool published_ = false;
 };
 
+// Removes what process `pid` left half-written anywhere under `dir` (its staging folders and
+// atomic writes' temporaries) when it could not: it crashed or was killed.
+void remove_leftovers_of(int pid, const std::filesystem::path& dir);
+
 }  // namespace regpipe

@@ -1,6 +1,9 @@
-// Batch mode of `regpipe run`: one reference, many moving images (Li & Kumar 2014 suggest
-// reusing the reference's preprocessing). The components are created, and the reference
-// read and prepared (pyramid, centre of mass, mass radius), once for the whole batch.
+// The worker process of a batch (batch_supervisor.cpp starts it): one reference, many moving
+// images (Li & Kumar 2014 suggest reusing the reference's preprocessing). The components are
+// created, and the reference read and prepared (pyramid, centre of mass, mass radius), once
+// for the images this worker is given. Each image is reported to the supervisor as it starts
+// and as it finishes (batch_protocol.hpp), so that a plugin crash or hang on one image costs
+// only that image.
 //
 // On a GPU a registration takes a fraction of the time its files do (an H100 with cuda.cr
 // registered chris_PD-like images in 0.14 s each, reading one .nii.gz took 0.24 s and writing
@@ -18,8 +21,9 @@
 #include <regpipe/host/io_pipeline.hpp>
 #include <regpipe/host/transform_io.hpp>
 
+#include "driver/batch_protocol.hpp"
 #include "driver/run_outputs.hpp"
-#include "pipeline/bids_name.hpp"
+#include "process/worker_process.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -70,16 +74,6 @@ struct MovingRead {
   double seconds = 0.0;
 };
 
-// A BIDS name's entities and suffix ({"sub": "01", "ses": "2", "suffix": "T1w"}), else null.
-nlohmann::json bids_entities(const fs::path& path) {
-  const std::optional<BidsName> name = parse_bids_name(path);
-  if (!name) return nullptr;
-  nlohmann::json out = nlohmann::json::object();
-  for (const auto& [key, value] : name->entities) out[key] = value;
-  out["suffix"] = name->suffix;
-  return out;
-}
-
 // One image of the batch from its read to its batch_report entry.
 struct ImageJob {
   size_t index = 0;
@@ -96,19 +90,20 @@ struct ImageJob {
   std::optional<Image> registered;  // resampled, to be written
 };
 
-// The batch's results, completed in the images' order (WriteBehind runs `finish` in
-// submission order, one at a time).
-class BatchResults {
+// Each image's batch_report.json entry and console line, in the images' order (WriteBehind
+// runs `finish` in submission order, one at a time); the entry goes to the supervisor.
+class ImageReporter {
  public:
   // `report_each`: a line per registered image on stdout (not with --quiet); failures always
-  // get theirs, on stderr.
-  BatchResults(size_t n, bool report_each) : n_(n), report_each_(report_each) {}
+  // get theirs, on stderr. `n`: the images of the whole batch.
+  ImageReporter(size_t n, bool report_each) : n_(n), report_each_(report_each) {}
 
-  void finish(const ImageJob& job) {
+  void finish(const ImageJob& job) const {
     nlohmann::json entry = {{"path", job.path}, {"outputs", job.one.outputs.dir.string()}};
     entry["bids"] = bids_entities(job.path);
     entry["status"] = job.ok ? "ok" : "failed";
     entry["error"] = job.ok ? nlohmann::json() : nlohmann::json(job.error);
+    entry["fault"] = nullptr;  // a crash or hang: the supervisor's entry has it
     entry["final_cost"] = job.ok ? nlohmann::json(job.result.final_cost) : nlohmann::json();
     entry["seconds"] = job.seconds;
     // Where the time went (null: not reached); NaN is JSON's null in nlohmann's dump.
@@ -117,38 +112,25 @@ class BatchResults {
     entry["seconds_writing"] = job.phases.writing;
     entry["seconds_resampling"] = job.seconds_resampling;
     if (!job.ok) {
-      ++failures_;
       entry["outputs"] = nullptr;
       write_log_line(RP_LOG_ERROR, "[" + std::to_string(job.index + 1) + "/" + std::to_string(n_) + "] " +
                                        job.path + ": FAILED: " + job.error);
-    } else {
-      sums_.reading += job.phases.reading;
-      sums_.registration += job.phases.registration;
-      sums_.writing += job.phases.writing;
-      if (!std::isnan(job.seconds_resampling)) resampling_ += job.seconds_resampling;
-      if (report_each_)
-        std::printf("[%zu/%zu] %s: ok, cost %.6f, %.3f s (reading %.3f, registration %.3f, "
+    } else if (report_each_) {
+      std::printf("[%zu/%zu] %s: ok, cost %.6f, %.3f s (reading %.3f, registration %.3f, "
                   "writing %.3f) -> %s\n",
                   job.index + 1, n_, job.path.c_str(), job.result.final_cost, job.seconds,
                   job.phases.reading, job.phases.registration, job.phases.writing,
                   job.one.outputs.dir.c_str());
     }
     std::fflush(stdout);
-    entries_.push_back(std::move(entry));
+    // One line, whatever bytes a path holds (invalid UTF-8 replaced, not thrown about).
+    worker_report("done\t" + std::to_string(job.index) + "\t" +
+                  entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
-
-  const nlohmann::json& entries() const { return entries_; }
-  size_t failures() const { return failures_; }
-  const PhaseSeconds& sums() const { return sums_; }
-  double resampling() const { return resampling_; }
 
  private:
   size_t n_;
   bool report_each_;
-  nlohmann::json entries_ = nlohmann::json::array();
-  size_t failures_ = 0;
-  PhaseSeconds sums_{0.0, 0.0, 0.0};  // over the images registered
-  double resampling_ = 0.0;
 };
 
 // The worker's half of an image: its files, then the time it took.
@@ -167,26 +149,26 @@ void write_files(ImageJob& job, const Image& reference) {
 
 }  // namespace
 
-size_t run_batch(const Pipeline& p, const PluginHost& plugins, HostServices& services) {
-  const auto start = Clock::now();
-  OutputFolder folder(p.outputs.dir);
+void run_batch_worker(const Pipeline& p, const PluginHost& plugins, HostServices& services,
+                      const std::string& task) {
+  const std::vector<size_t> todo = decode_worker_task(p, task);
   // Components first: a bad parameter fails before any image is read.
   RegistrationComponents components = create_registration_components(p, plugins, services);
-  const size_t n = p.inputs.moving.size();
+  const size_t n = todo.size();
   const BatchIo io = batch_io(p.outputs.parallel_io);
   prepare_image_io();  // before any worker thread creates an ITK reader or writer
   prepare_transform_io();
 
   // Declared in this order so that, leaving early (Ctrl-C), the reads stop first and the
-  // results already registered are written while `images` and `results` still exist.
+  // results already registered are written while `images` and `reporter` still exist.
   RegistrationImages images;
-  BatchResults results(n, services.reports_summaries());
+  const ImageReporter reporter(p.inputs.moving.size(), services.reports_summaries());
   WriteBehind writes(io.writers, io.write_queue);
-  ReadAhead<MovingRead> reads(n, io.readers, io.read_ahead, [&p](size_t i) {
+  ReadAhead<MovingRead> reads(n, io.readers, io.read_ahead, [&p, &todo](size_t k) {
     MovingRead read;
     const auto read_start = Clock::now();
     try {
-      load_moving(p.inputs, p.inputs.moving[i], read.images);
+      load_moving(p.inputs, p.inputs.moving[todo[k]], read.images);
     } catch (const std::exception&) {  // unreadable image: reported in its turn
       read.error = std::current_exception();
     }
@@ -199,19 +181,17 @@ size_t run_batch(const Pipeline& p, const PluginHost& plugins, HostServices& ser
   const PreparedReference reference = prepare_reference(p, images, components);
 
   double waiting_for_reads = 0.0, waiting_for_writes = 0.0;  // this thread idle
-  for (size_t i = 0; i < n; ++i) {
-    const ImageInput& moving = p.inputs.moving[i];
+  for (const size_t i : todo) {
     auto job = std::make_shared<ImageJob>();
     job->index = i;
-    job->path = moving.path.string();
-    job->one = p;
-    job->one.inputs.moving = {moving};
-    job->one.outputs.dir = p.outputs.dir / moving.output_folder;
+    job->path = p.inputs.moving[i].path.string();
+    job->one = image_pipeline(p, i);
 
     const auto wait_start = Clock::now();
     MovingRead read = reads.take();
     if (io.readers > 0) waiting_for_reads += seconds_since(wait_start);
     const auto work_start = Clock::now();
+    worker_report("start\t" + std::to_string(i));
     try {
       if (read.error) std::rethrow_exception(read.error);
       job->phases.reading = read.seconds;
@@ -235,7 +215,7 @@ size_t run_batch(const Pipeline& p, const PluginHost& plugins, HostServices& ser
       job->error = e.what();
     }
     job->seconds = read.seconds + seconds_since(work_start);
-    const auto finish = [job, &results] { results.finish(*job); };
+    const auto finish = [job, &reporter] { reporter.finish(*job); };
     if (job->failed) {
       writes.submit(nullptr, finish);  // reported in its turn, after the images before it
       continue;
@@ -246,48 +226,11 @@ size_t run_batch(const Pipeline& p, const PluginHost& plugins, HostServices& ser
   }
   writes.drain();
 
-  const double total = seconds_since(start);
-  const size_t failures = results.failures();
-  const size_t registered = n - failures;
-  const PhaseSeconds& sums = results.sums();
-  const nlohmann::json summary = {
-      {"images", n},
-      {"failures", failures},
-      // Wall clock, from the start of the batch to its last file.
-      {"seconds_total", total},
-      {"registrations_per_minute", total > 0.0 ? 60.0 * double(registered) / total : 0.0},
-      // Paid once here; without batch mode every image would pay it again.
-      {"seconds_reference_preparation", reference.seconds},
-      // Summed over the images registered: where the batch's time went. With parallel_io
-      // the phases overlap and their sum may exceed seconds_total.
-      {"seconds_reading", sums.reading},
-      {"seconds_registration", sums.registration},
-      {"seconds_writing", sums.writing},
-      // The part of the writing spent resampling the registered image (on the registering
-      // thread, through the resampler plugin); the rest is the files, on the writers.
-      {"seconds_resampling", results.resampling()},
-      {"parallel_io", p.outputs.parallel_io},
-      {"io_threads", {{"readers", io.readers}, {"writers", io.writers}}},
-      // The registering thread idle, waiting for a moving image to be read or for room in
-      // the write queue: which side holds the batch back.
-      {"seconds_waiting_for_reading", waiting_for_reads},
-      {"seconds_waiting_for_writing", waiting_for_writes}};
-  const nlohmann::json report = {{"regpipe_version", REGPIPE_VERSION},
-                                 {"pipeline", p.source.string()},
-                                 {"reference", p.inputs.reference.path.string()},
-                                 {"summary", summary},
-                                 {"images", results.entries()}};
-  write_text_atomically(p.outputs.dir / "batch_report.json", report.dump(2) + "\n");
-  folder.keep();
-  if (services.reports_summaries())
-    std::printf("batch: %zu images, %zu failed, total %.3f s (wall clock; reading %.3f, "
-              "registration %.3f, writing %.3f summed%s), %.1f registrations per minute, "
-              "reference prepared once in %.3f s; report in %s\n",
-              n, failures, total, sums.reading, sums.registration, sums.writing,
-              p.outputs.parallel_io ? ", overlapped" : "",
-              summary["registrations_per_minute"].get<double>(), reference.seconds,
-              (p.outputs.dir / "batch_report.json").c_str());
-  return failures;
+  worker_report("summary\t" + nlohmann::json{{"seconds_reference_preparation", reference.seconds},
+                                              {"io_threads", {{"readers", io.readers}, {"writers", io.writers}}},
+                                              {"seconds_waiting_for_reading", waiting_for_reads},
+                                              {"seconds_waiting_for_writing", waiting_for_writes}}
+                                  .dump());
 }
 
 }  // namespace regpipe
