@@ -3,6 +3,7 @@
 
 #include "driver/create_component.hpp"
 #include "driver/device_path.hpp"
+#include "driver/non_finite_voxels.hpp"
 #include "driver/objective.hpp"
 #include "driver/start_transform.hpp"
 #include <regpipe/host/pyramid.hpp>
@@ -14,6 +15,8 @@
 #include <chrono>
 #include <cmath>
 #include <future>
+
+namespace fs = std::filesystem;
 
 namespace regpipe {
 namespace {
@@ -134,6 +137,8 @@ void load_reference(const PipelineInputs& inputs, RegistrationImages& images) {
     images.reference_weight = read_image(inputs.reference_weight->path);
     check_weight_grid(images.reference, *images.reference_weight, "reference");
   }
+  apply_non_finite_policy(inputs.non_finite, images.reference, inputs.reference.path, images.reference_weight,
+                          inputs.reference_weight ? inputs.reference_weight->path : fs::path());
 }
 
 void load_moving(const PipelineInputs& inputs, const ImageInput& moving, RegistrationImages& images) {
@@ -143,6 +148,8 @@ void load_moving(const PipelineInputs& inputs, const ImageInput& moving, Registr
     images.moving_weight = read_image(inputs.moving_weight->path);
     check_weight_grid(images.moving, *images.moving_weight, "moving");
   }
+  apply_non_finite_policy(inputs.non_finite, images.moving, moving.path, images.moving_weight,
+                          inputs.moving_weight ? inputs.moving_weight->path : fs::path());
 }
 
 RegistrationImages load_images(const PipelineInputs& inputs) {

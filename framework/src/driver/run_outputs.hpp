@@ -17,6 +17,8 @@ void check_output_dir(const std::filesystem::path& dir);
 
 // A run's output folder, made when missing (before any work, so that an unusable one fails
 // first), and removed again when the run leaves it empty: a failed run leaves no new folder.
+// It is locked for the run (flock on the folder itself, no lock file): a second run into the
+// same folder is refused while the first goes on, instead of mixing their files.
 class OutputFolder {
  public:
   explicit OutputFolder(const std::filesystem::path& dir);
@@ -28,6 +30,7 @@ class OutputFolder {
  private:
   std::filesystem::path dir_;
   bool created_ = false, kept_ = false;
+  int lock_fd_ = -1;
 };
 
 // The output work in two halves, so that a batch can write one result's files on another

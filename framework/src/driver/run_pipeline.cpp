@@ -18,6 +18,8 @@
 #include <fstream>
 #include <future>
 #include <thread>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -42,13 +44,21 @@ void check_output_dir(const fs::path& dir) {
 OutputFolder::OutputFolder(const fs::path& dir) : dir_(dir) {
   check_output_dir(dir);
   std::error_code ec;
-  if (fs::exists(dir, ec)) return;
-  created_ = fs::create_directory(dir, ec);
-  if (ec) throw UserError("outputs.dir " + dir.string() + ": cannot create: " + ec.message());
-  if (created_) register_new_folder(dir);  // a terminating signal removes it too while empty
+  if (!fs::exists(dir, ec)) {
+    created_ = fs::create_directory(dir, ec);
+    if (ec) throw UserError("outputs.dir " + dir.string() + ": cannot create: " + ec.message());
+    if (created_) register_new_folder(dir);  // a terminating signal removes it too while empty
+  }
+  lock_fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (lock_fd_ >= 0 && ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+    ::close(lock_fd_);
+    throw UserError("outputs.dir " + dir.string() +
+                    " is being written by another regpipe run: wait for it to end, or choose another folder");
+  }
 }
 
 OutputFolder::~OutputFolder() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);
   if (!created_) return;
   forget_temporary(dir_);
   std::error_code ec;

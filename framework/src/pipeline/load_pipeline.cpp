@@ -74,6 +74,9 @@ void read_moving(YamlContext& ctx, const YAML::Node& node, std::vector<ImageInpu
   }
 }
 
+void read_choice(YamlContext& ctx, const YAML::Node& node, const std::string& key,
+                 const std::vector<std::string>& choices, std::string* out);
+
 void read_inputs(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
   const YAML::Node inputs = root["inputs"];
   if (!inputs.IsDefined() || inputs.IsNull()) {
@@ -101,6 +104,9 @@ void read_inputs(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
   with_child(inputs, "moving_weight", [&](const YAML::Node& n) {
     ImageInput in;
     if (ctx.read_path("inputs.moving_weight", n, &in.path)) p.inputs.moving_weight = in;
+  });
+  with_child(inputs, "non_finite", [&](const YAML::Node& n) {
+    read_choice(ctx, n, "inputs.non_finite", {"refuse", "mask"}, &p.inputs.non_finite);
   });
 }
 
@@ -278,7 +284,11 @@ void read_outputs(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
   PipelineOutputs& o = p.outputs;
   bool have_dir = false;
   with_child(out, "dir", [&](const YAML::Node& n) { have_dir = ctx.read_path("outputs.dir", n, &o.dir); });
-  if (!have_dir && !(out["dir"].IsDefined())) ctx.error("outputs", out, "missing key 'outputs.dir'");
+  if (!have_dir) {
+    const YAML::Node dir = out["dir"];
+    if (!dir.IsDefined()) ctx.error("outputs", out, "missing key 'outputs.dir'");
+    else if (dir.IsNull()) ctx.error("outputs.dir", dir, "outputs.dir is null (~): give the output folder");
+  }
   with_child(out, "prefix", [&](const YAML::Node& n) {
     if (ctx.read_string("outputs.prefix", n, &o.prefix) && o.prefix.find('/') != std::string::npos)
       ctx.error("outputs.prefix", n, "outputs.prefix must not contain '/': use outputs.dir");

@@ -16,12 +16,24 @@ Override parse_override(const std::string& text) {
 
 namespace {
 
+// The deepest pipeline key has five segments (registration.cost.params.<name>, or a level's
+// list in one more): a longer one is a mistake, and its recursion must not reach the stack's end.
+constexpr size_t kMaxKeySegments = 16;
+
+// A key as a message shows it: a hostile one may be megabytes long.
+std::string shown(const std::string& key) {
+  return key.size() <= 80 ? key : key.substr(0, 60) + "... (" + std::to_string(key.size()) + " characters)";
+}
+
 std::vector<std::string> split_key(const std::string& key) {
   std::vector<std::string> parts;
   std::stringstream s(key);
   std::string part;
   while (std::getline(s, part, '.')) {
-    if (part.empty()) throw UserError("--set " + key + ": empty key segment");
+    if (part.empty()) throw UserError("--set " + shown(key) + ": empty key segment");
+    if (parts.size() == kMaxKeySegments)
+      throw UserError("--set " + shown(key) + ": more than " + std::to_string(kMaxKeySegments) +
+                      " key segments; pipeline keys have at most 5 (registration.cost.params.bins)");
     parts.push_back(part);
   }
   return parts;

@@ -22,6 +22,11 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
        "Weighting image on the reference grid (FLIRT -refweight); 0 excludes a voxel."},
       {"inputs.moving_weight", "path", "(none)",
        "Weighting image on the moving grid (FLIRT -inweight)."},
+      {"inputs.non_finite", "one of refuse, mask", "refuse",
+       "Voxels that are NaN or infinite in an image or a weighting image: refuse the image "
+       "(the message counts them and names the first), or mask them (weight 0, so that they "
+       "take no part in the cost; the weighted path is used then). ITK reads them from NIfTI as 0 "
+       "already; MetaImage, NRRD and Analyze files keep them."},
       {"registration.dof", "int: 3, 6, 7, 9 or 12", "12",
        "Degrees of freedom: translations; rigid; + global scale; + 3 scales; + skews. The "
        "optimizer must support it (optim.flirt: 6, 7, 9 or 12; `regpipe plugins` lists each "

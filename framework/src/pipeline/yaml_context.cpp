@@ -4,6 +4,9 @@
 #include "plugin_host/did_you_mean.hpp"
 
 #include <regpipe/host/error.hpp>
+#include <regpipe/host/input_file.hpp>
+
+#include <yaml-cpp/depthguard.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -30,11 +33,16 @@ std::vector<std::string> schema_children(const std::string& section,
 
 YAML::Node load_yaml_file(const fs::path& file, const char* what,
                           const std::vector<Override>& overrides) {
-  std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) throw UserError(file.string() + ": " + what + " file not found");
+  constexpr std::uintmax_t kMaxPipelineBytes = 16u << 20;  // a pipeline is a few hundred bytes
+  if (const auto problem = input_file_problem(file, kMaxPipelineBytes))
+    throw UserError(file.string() + ": cannot read this " + what + " file: " + *problem);
   YAML::Node root;
   try {
     root = YAML::LoadFile(file.string());
+  } catch (const YAML::DeepRecursion& e) {
+    throw UserError(file.string() + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
+                    ": nested too deeply for a YAML reader (" + std::to_string(e.depth()) +
+                    " levels; a " + what + " nests a few)");
   } catch (const YAML::ParserException& e) {
     throw UserError(file.string() + ":" + std::to_string(e.mark.line + 1) + ":" +
                     std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);

@@ -49,6 +49,9 @@ struct PipelineInputs {
   std::vector<ImageInput> moving;  // one or more (batch mode: one reference, many moving)
   std::optional<ImageInput> reference_weight;
   std::optional<ImageInput> moving_weight;
+  // Voxels that are NaN or infinite in an image or a weight: "refuse" the image, naming how
+  // many and the first, or "mask" them (weight 0: left out of the cost).
+  std::string non_finite = "refuse";
 };
 
 struct PipelineRegistration {
