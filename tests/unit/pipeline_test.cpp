@@ -60,7 +60,7 @@ TEST_F(PipelineTest, UnknownKeyHasLineColumnAndSuggestion) {
   EXPECT_EQ(error_of("inputs:\n  referense: a.nii\n  moving: b.nii\noutputs: {dir: o}\n"),
             "pipeline.yaml:2:3: unknown key 'referense' in inputs (did you mean 'reference'?); "
             "allowed: reference, moving, reference_volume, moving_volume, reference_weight, "
-            "moving_weight\n"
+            "moving_weight, non_finite\n"
             "pipeline.yaml:2:3: missing key 'inputs.reference'");
 }
 
