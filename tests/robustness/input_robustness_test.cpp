@@ -146,6 +146,15 @@ TEST_F(InputRobustness, AKeyPathOfThousandsOfSegmentsIsRefusedNotOverflowingTheS
   expect_refused(run("validate", "--set registration.cost.params.bins.x.y=1", &out), out, {"registration.cost.params.bins"});
 }
 
+TEST_F(InputRobustness, AVolumeIndexOf2To32IsRefusedNotWrappedToVolume0) {
+  for (const char* key : {"inputs.moving_volume", "inputs.reference_volume"}) {
+    std::string out;
+    expect_refused(run("validate", std::string("--set ") + key + "=4294967296", &out), out,
+                   {key, "4294967296 is beyond any file's volumes"});
+    expect_refused(run("validate", std::string("--set ") + key + "=-1", &out), out, {key, "-1 must be >= 0"});
+  }
+}
+
 TEST_F(InputRobustness, ANullOutputFolderIsRefused) {
   regpipe::write_text_atomically(demo() / "null_dir.yaml",
                                  "inputs: {reference: reference.nii.gz, moving: moving.nii.gz}\noutputs: {dir: ~}\n");

@@ -9,6 +9,7 @@
 #include "plugin_host/did_you_mean.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 namespace fs = std::filesystem;
@@ -24,6 +25,18 @@ void with_child(const YAML::Node& map, const char* name, Fn&& fn) {
   if (child.IsDefined() && !child.IsNull()) fn(child);
 }
 
+// inputs.<image>_volume: an index into a 4D file's volumes (NIfTI counts them in 16 bits per
+// axis; no file has 2^31), so that a huge value is refused instead of wrapping around.
+std::optional<unsigned> read_volume_index(YamlContext& ctx, const std::string& key, const YAML::Node& n) {
+  long long v = 0;
+  if (!ctx.read_int(key, n, &v)) return std::nullopt;
+  if (v < 0 || v > std::numeric_limits<int32_t>::max()) {
+    ctx.error(key, n, key + "=" + std::to_string(v) + (v < 0 ? " must be >= 0" : " is beyond any file's volumes"));
+    return std::nullopt;
+  }
+  return unsigned(v);
+}
+
 void read_image_input(YamlContext& ctx, const YAML::Node& inputs, const std::string& name,
                       std::optional<ImageInput>* out) {
   with_child(inputs, name.c_str(), [&](const YAML::Node& n) {
@@ -31,11 +44,8 @@ void read_image_input(YamlContext& ctx, const YAML::Node& inputs, const std::str
     if (ctx.read_path("inputs." + name, n, &in.path)) *out = in;
   });
   with_child(inputs, (name + "_volume").c_str(), [&](const YAML::Node& n) {
-    long long v = 0;
-    const std::string key = "inputs." + name + "_volume";
-    if (!ctx.read_int(key, n, &v)) return;
-    if (v < 0) ctx.error(key, n, key + "=" + std::to_string(v) + " must be >= 0");
-    else if (out->has_value()) (*out)->volume = unsigned(v);
+    const std::optional<unsigned> v = read_volume_index(ctx, "inputs." + name + "_volume", n);
+    if (v && out->has_value()) (*out)->volume = *v;
   });
 }
 
@@ -92,10 +102,8 @@ void read_inputs(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
   if (!moving.IsDefined() || moving.IsNull()) ctx.error("inputs", inputs, "missing key 'inputs.moving'");
   else read_moving(ctx, moving, &p.inputs.moving);
   with_child(inputs, "moving_volume", [&](const YAML::Node& n) {
-    long long v = 0;
-    if (!ctx.read_int("inputs.moving_volume", n, &v)) return;
-    if (v < 0) ctx.error("inputs.moving_volume", n, "inputs.moving_volume=" + std::to_string(v) + " must be >= 0");
-    else for (auto& m : p.inputs.moving) m.volume = unsigned(v);
+    if (const std::optional<unsigned> v = read_volume_index(ctx, "inputs.moving_volume", n))
+      for (auto& m : p.inputs.moving) m.volume = *v;
   });
   with_child(inputs, "reference_weight", [&](const YAML::Node& n) {
     ImageInput in;
