@@ -11,6 +11,7 @@
 #include <regpipe/host/result_set.hpp>
 #include <regpipe/host/termination.hpp>
 
+#include "driver/elapsed.hpp"
 #include "driver/batch_protocol.hpp"
 #include "driver/batch_resume.hpp"
 #include "driver/run_outputs.hpp"
@@ -31,8 +32,6 @@ namespace fs = std::filesystem;
 namespace regpipe {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // A worker reports a sign of life every two seconds; one silent this long is wedged beyond
 // what its own watchdog can end (or never started), and is killed.

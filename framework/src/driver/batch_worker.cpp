@@ -21,6 +21,7 @@
 #include <regpipe/host/io_pipeline.hpp>
 #include <regpipe/host/transform_io.hpp>
 
+#include "driver/elapsed.hpp"
 #include "driver/batch_protocol.hpp"
 #include "driver/run_outputs.hpp"
 #include "process/worker_process.hpp"
@@ -39,10 +40,6 @@ namespace fs = std::filesystem;
 namespace regpipe {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 // How many files are read ahead and written behind. Each read-ahead image holds a moving
 // image (and its weight) as float32, each queued write a registered image on the reference

@@ -1,6 +1,7 @@
 #include <regpipe/host/driver.hpp>
 #include <regpipe/host/error.hpp>
 
+#include "driver/elapsed.hpp"
 #include "driver/create_component.hpp"
 #include "driver/device_path.hpp"
 #include "driver/non_finite_voxels.hpp"
@@ -21,10 +22,6 @@ namespace fs = std::filesystem;
 namespace regpipe {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 void check_weight_grid(const Image& image, const Image& weight, const char* what) {
   if (image.dims != weight.dims || !image.voxel_to_world.isApprox(weight.voxel_to_world, 1e-6))
