@@ -7,8 +7,10 @@
 #include <regpipe/host/image.hpp>
 
 #include "image/data_completeness.hpp"
-#include "io/itk_message.hpp"
+#include "image/file_grid_checks.hpp"
 #include "image/nifti_header.hpp"
+#include "image/nifti_header_checks.hpp"
+#include "io/itk_message.hpp"
 #include "image/stored_values.hpp"
 
 // Debian's ITK 5.2 bundles Eigen 3.3 under the same include guards and namespace as the
@@ -117,6 +119,7 @@ itk::ImageIOBase::Pointer open_for_reading(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw read_error(path, "no such file");
   if (fs::is_directory(path, ec)) throw read_error(path, "it is a folder, not an image file");
+  if (const auto problem = image_detail::nifti_header_problem(path)) throw read_error(path, *problem);
   itk::ImageIOBase::Pointer io = create_image_io(path, itk::IOFileModeEnum::ReadMode);
   if (!io)
     throw read_error(
@@ -143,6 +146,25 @@ void require_scalar_pixels(const itk::ImageIOBase& io, const fs::path& path) {
                                " components; only scalar (grey-level) images are supported");
   if (io.GetComponentType() == itk::IOComponentEnum::UNKNOWNCOMPONENTTYPE)
     throw read_error(path, "unknown voxel data type");
+}
+
+image_detail::FileGrid file_grid(const itk::ImageIOBase& io) {
+  image_detail::FileGrid grid;
+  grid.bytes_per_voxel = io.GetComponentSize() * io.GetNumberOfComponents();
+  for (unsigned d = 0; d < io.GetNumberOfDimensions(); ++d) {
+    grid.sizes.push_back(io.GetDimensions(d));
+    grid.spacing.push_back(io.GetSpacing(d));
+    grid.origin.push_back(io.GetOrigin(d));
+    grid.direction.push_back(io.GetDirection(d));
+  }
+  return grid;
+}
+
+// Before ITK allocates the voxels or inverts the direction: `read_axes` of the file's axes
+// are read (3: one volume of a series).
+void require_sane_grid(const itk::ImageIOBase& io, const fs::path& path, size_t read_axes) {
+  if (const auto problem = image_detail::file_grid_problem(file_grid(io), read_axes))
+    throw read_error(path, *problem);
 }
 
 // Sizes along each file axis with trailing length-1 axes dropped, but never fewer than the
@@ -329,6 +351,7 @@ OpenedImage open_checked(const fs::path& path, const ReadOptions& options) {
   register_formats();
   const itk::ImageIOBase::Pointer io = open_for_reading(path);
   require_scalar_pixels(*io, path);
+  require_sane_grid(*io, path, 3);
   const std::vector<size_t> sizes = significant_sizes(*io);
   if (sizes.size() < 3)
     throw read_error(path, "it is a " + std::to_string(sizes.size()) + "D image (" +
@@ -443,6 +466,7 @@ ImageVolumes read_image_volumes(const fs::path& path) {
   const itk::ImageIOBase::Pointer io = open_checked(path, first).io;  // read_image's checks and messages
   const std::vector<size_t> sizes = significant_sizes(*io);
   if (sizes.size() != 4 || sizes[3] < 2) return {{read_image(path)}, 0.0};
+  require_sane_grid(*io, path, 4);
   if (const auto reason = image_detail::incomplete_data_reason(path))
     throw read_error(path, *reason);
   try {
