@@ -112,7 +112,9 @@ std::optional<std::string> check_nifti(const fs::path& named, const fs::path& he
   uint64_t voxels = 1;
   for (int d = 1; d <= rank; ++d) voxels *= uint64_t(std::max(1, header->dim(d)));
   const float vox_offset = header->field<float>(nifti_offset::vox_offset);
-  uint64_t offset = vox_offset > 0.0f ? uint64_t(vox_offset) : 0;
+  // A gzipped file's vox_offset can be any float (only an uncompressed size bounds it before
+  // this): capped where no file reaches, so that the conversion stays defined.
+  uint64_t offset = vox_offset > 0.0f ? uint64_t(std::min(double(vox_offset), 0x1p62)) : 0;
   if (!pair) offset = std::max<uint64_t>(offset, 352);  // header + extension flag
   return check_size(data_file, offset + voxels * uint64_t(bits) / 8, named);
 }

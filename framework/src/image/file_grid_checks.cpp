@@ -20,7 +20,11 @@ std::string number(double value) {
   return text;
 }
 
-std::string gigabytes(double bytes) { return number(bytes / 1e9) + " GB"; }
+std::string gigabytes(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3g GB", bytes / 1e9);
+  return text;
+}
 
 std::string sizes_text(const std::vector<uint64_t>& sizes) {
   std::string text;

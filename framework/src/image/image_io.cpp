@@ -133,6 +133,11 @@ itk::ImageIOBase::Pointer open_for_reading(const fs::path& path) {
     std::lock_guard<std::mutex> lock(header_mutex());
     io->ReadImageInformation();
   } catch (const itk::ExceptionObject& e) {
+    // ITK 5.2 reports a MetaImage header that MetaIO cannot parse as "File cannot be read ...
+    // Reason: <the last system error>", a stale errno ("No such file or directory").
+    if (dynamic_cast<itk::MetaImageIO*>(io.GetPointer()))
+      throw read_error(path, "its MetaImage header is malformed (MetaIO cannot parse it; its "
+                             "complaint is printed above)");
     throw read_error(path, reason_of(e));
   }
   return io;

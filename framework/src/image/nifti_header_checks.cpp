@@ -2,6 +2,7 @@
 
 #include "image/raw_nifti_header.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -23,12 +24,12 @@ struct DataType {
 // nifti1.h's datatype codes with their sizes.
 const std::map<int, DataType>& data_types() {
   static const std::map<int, DataType> types = {
-      {2, {"uint8", 8}},         {4, {"int16", 16}},       {8, {"int32", 32}},
-      {16, {"float32", 32}},     {32, {"complex64", 64}},  {64, {"float64", 64}},
-      {128, {"rgb24", 24}},      {256, {"int8", 8}},       {512, {"uint16", 16}},
-      {768, {"uint32", 32}},     {1024, {"int64", 64}},    {1280, {"uint64", 64}},
-      {1536, {"float128", 128}}, {1792, {"complex128", 128}}, {2048, {"complex256", 256}},
-      {2304, {"rgba32", 32}}};
+      {1, {"binary", 1}},       {2, {"uint8", 8}},          {4, {"int16", 16}},
+      {8, {"int32", 32}},       {16, {"float32", 32}},      {32, {"complex64", 64}},
+      {64, {"float64", 64}},    {128, {"rgb24", 24}},       {256, {"int8", 8}},
+      {512, {"uint16", 16}},    {768, {"uint32", 32}},      {1024, {"int64", 64}},
+      {1280, {"uint64", 64}},   {1536, {"float128", 128}},  {1792, {"complex128", 128}},
+      {2048, {"complex256", 256}}, {2304, {"rgba32", 32}}};
   return types;
 }
 

@@ -56,13 +56,16 @@ std::optional<std::string> matlab_v4_problem(const std::filesystem::path& path) 
     in.read(reinterpret_cast<char*>(&h), sizeof(h));
     at += int64_t(sizeof(h));
     if (auto problem = header_problem(h, record)) return problem;
-    const int64_t values = int64_t(h.rows) * h.cols * (1 + h.imaginary);
-    const int64_t bytes = h.name_length + values * kElementBytes[h.type / 10 % 10];
-    if (bytes > size - at)
+    const int64_t left = size - at;
+    const int64_t values = int64_t(h.rows) * h.cols * (1 + h.imaginary);  // below 2^63
+    const int64_t element_bytes = kElementBytes[h.type / 10 % 10];
+    // A value takes at least one byte: counts that pass the file are compared before the
+    // product in bytes, which could overflow.
+    if (h.name_length > left || values > left || h.name_length + values * element_bytes > left)
       return "matrix " + std::to_string(record) + " promises a " + std::to_string(h.name_length) +
              "-byte name and " + std::to_string(h.rows) + " x " + std::to_string(h.cols) +
-             " values, more than the " + std::to_string(size - at) + " bytes left in the file";
-    at += bytes;
+             " values, more than the " + std::to_string(left) + " bytes left in the file";
+    at += h.name_length + values * element_bytes;
   }
   if (size == 0) return "it is empty";
   return std::nullopt;
