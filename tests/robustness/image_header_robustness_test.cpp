@@ -88,6 +88,7 @@ struct HeaderCase {
 void print_to(const HeaderCase& c, std::ostream* os) { *os << c.name; }
 
 const HeaderCase kHeaderCases[] = {
+    {"SizeofHdrWrong", [](Bytes& h) { put<int32_t>(h, 0, 52316); }, "sizeof_hdr is 52316; a NIfTI-1 header has 348"},
     {"WrongMagic", [](Bytes& h) { std::memcpy(&h[344], "n+2", 4); }, "wrong NIfTI magic 'n+2'"},
     {"NoMagic", [](Bytes& h) { std::memset(&h[344], 0, 4); }, "wrong NIfTI magic ''"},
     {"PairMagicInOneFile", [](Bytes& h) { std::memcpy(&h[344], "ni1", 4); }, "'ni1' marks a .hdr/.img pair"},

@@ -105,7 +105,7 @@ std::optional<std::string> check_nifti(const fs::path& named, const fs::path& he
                                        const fs::path& data_file) {
   const bool pair = header_file != data_file;
   const auto header = RawNiftiHeader::read(header_file);
-  if (!header) return std::nullopt;  // not NIfTI-1: ITK decides
+  if (!header || header->sizeof_hdr() != 348) return std::nullopt;  // not NIfTI-1: ITK decides
   const int rank = header->dim(0);
   const int bits = header->field<int16_t>(nifti_offset::bitpix);
   if (rank < 1 || rank > 7 || bits <= 0) return std::nullopt;

@@ -146,6 +146,13 @@ std::optional<std::string> nifti_header_problem(const fs::path& path) {
   if (!pair && !is_single_nifti_name(path)) return std::nullopt;
   const auto header = RawNiftiHeader::read(pair ? pair_member(path, "hdr") : path);
   if (!header) return std::nullopt;
+  const std::string magic = header->magic();
+  const bool nifti_magic = magic == "n+1" || magic == "ni1";
+  // Neither NIfTI's magic nor a header size: not a header of these formats, for ITK to refuse.
+  if (header->sizeof_hdr() != 348 && !nifti_magic) return std::nullopt;
+  // niftilib reads a header with NIfTI's magic whatever its sizeof_hdr says.
+  if (header->sizeof_hdr() != 348)
+    return "sizeof_hdr is " + std::to_string(header->sizeof_hdr()) + "; a NIfTI-1 header has 348";
   bool is_nifti = false;
   if (auto problem = magic_problem(*header, pair, &is_nifti)) return problem;
   if (auto problem = dims_problem(*header)) return problem;

@@ -38,10 +38,12 @@ std::optional<RawNiftiHeader> RawNiftiHeader::read(const fs::path& header_file) 
   const int got = gzread(file, header.bytes_.data(), unsigned(header.bytes_.size()));
   gzclose(file);
   if (got != int(header.bytes_.size())) return std::nullopt;
-  if (header.field<int32_t>(0) != 348) {
-    header.swap_ = true;
-    if (header.field<int32_t>(0) != 348) return std::nullopt;
+  for (const bool swap : {false, true}) {
+    header.swap_ = swap;
+    if (header.sizeof_hdr() == 348) return header;
   }
+  header.swap_ = false;
+  header.swap_ = header.dim(0) < 1 || header.dim(0) > 7;
   return header;
 }
 

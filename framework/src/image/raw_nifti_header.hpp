@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -20,9 +21,13 @@ constexpr size_t dim = 40, datatype = 70, bitpix = 72, pixdim = 76, vox_offset =
 
 class RawNiftiHeader {
  public:
-  // The first 348 bytes of `header_file` (plain or gzipped); nullopt when it is shorter or
-  // its sizeof_hdr is not 348 in either byte order (then it is not NIfTI-1 or Analyze 7.5).
+  // The first 348 bytes of `header_file` (plain or gzipped); nullopt when it is shorter. The
+  // byte order is the one in which sizeof_hdr reads 348, or failing that (a damaged header)
+  // the one in which dim[0] reads 1..7, as niftilib decides it.
   static std::optional<RawNiftiHeader> read(const std::filesystem::path& header_file);
+
+  // 348 in a NIfTI-1 or Analyze 7.5 header.
+  int32_t sizeof_hdr() const { return field<int32_t>(0); }
 
   // The field at `offset` in the file's byte order.
   template <class T>
