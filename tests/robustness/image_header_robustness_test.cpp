@@ -13,9 +13,12 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <map>
+#include <vector>
 
 namespace fs = std::filesystem;
 using regpipe::test::message_of;
@@ -89,6 +92,8 @@ void print_to(const HeaderCase& c, std::ostream* os) { *os << c.name; }
 
 const HeaderCase kHeaderCases[] = {
     {"SizeofHdrWrong", [](Bytes& h) { put<int32_t>(h, 0, 52316); }, "sizeof_hdr is 52316; a NIfTI-1 header has 348"},
+    {"SizeofHdrAndMagicWrong", [](Bytes& h) { put<int32_t>(h, 0, -16776868); std::memcpy(&h[344], "n+2", 4); },
+     "sizeof_hdr is -16776868; a NIfTI-1 header has 348"},
     {"WrongMagic", [](Bytes& h) { std::memcpy(&h[344], "n+2", 4); }, "wrong NIfTI magic 'n+2'"},
     {"NoMagic", [](Bytes& h) { std::memset(&h[344], 0, 4); }, "wrong NIfTI magic ''"},
     {"PairMagicInOneFile", [](Bytes& h) { std::memcpy(&h[344], "ni1", 4); }, "'ni1' marks a .hdr/.img pair"},
@@ -204,6 +209,12 @@ TEST(ImageHeaderRobustness, APairWithANonFiniteSformIsRefused) {
   TempDir dir;
   write_pair(dir / "pair.hdr", sound_nifti(), [](Bytes& h) { put<float>(h, 312, kNaN); });
   expect_refused(dir / "pair.hdr", "its sform's srow_z[0] is nan");
+}
+
+TEST(ImageHeaderRobustness, APairWithAnotherNiftiMagicIsRefused) {
+  TempDir dir;
+  write_pair(dir / "pair.hdr", sound_nifti(), [](Bytes& h) { std::memcpy(&h[344], "n+1", 4); });
+  expect_refused(dir / "pair.hdr", "wrong NIfTI magic 'n+1' (a .hdr/.img pair has 'ni1'; 'n+1' marks a single .nii file)");
 }
 
 TEST(ImageHeaderRobustness, APairWhoseVoxOffsetPassesItsImageFileIsRefused) {

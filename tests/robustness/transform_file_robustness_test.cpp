@@ -8,9 +8,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <vector>
 
 namespace fs = std::filesystem;
 using regpipe::test::message_of;

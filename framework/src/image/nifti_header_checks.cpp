@@ -54,12 +54,22 @@ std::string printable(const std::string& text) {
   return out;
 }
 
+// niftilib takes any "n+<digit>" or "ni<digit>" as NIfTI (version <digit>) and parses its forms.
+bool looks_like_nifti_magic(const std::string& magic) {
+  return magic.size() == 3 && magic[0] == 'n' && (magic[1] == '+' || magic[1] == 'i') && magic[2] >= '1' &&
+         magic[2] <= '9';
+}
+
 std::optional<std::string> magic_problem(const RawNiftiHeader& h, bool pair, bool* is_nifti) {
   const std::string magic = h.magic();
   *is_nifti = magic == (pair ? "ni1" : "n+1");
-  if (*is_nifti || pair) return std::nullopt;  // a pair without "ni1" is Analyze 7.5
-  return "wrong NIfTI magic '" + printable(magic) + "' (a single-file .nii has 'n+1'" +
-         (magic == "ni1" ? "; 'ni1' marks a .hdr/.img pair)" : ")");
+  // A pair without NIfTI's magic is Analyze 7.5.
+  if (*is_nifti || (pair && !looks_like_nifti_magic(magic))) return std::nullopt;
+  std::string message = "wrong NIfTI magic '" + printable(magic) + "' (" +
+                        (pair ? "a .hdr/.img pair has 'ni1'" : "a single-file .nii has 'n+1'");
+  if (magic == "ni1") message += "; 'ni1' marks a .hdr/.img pair";
+  if (magic == "n+1") message += "; 'n+1' marks a single .nii file";
+  return message + ")";
 }
 
 std::optional<std::string> dims_problem(const RawNiftiHeader& h) {
@@ -146,11 +156,7 @@ std::optional<std::string> nifti_header_problem(const fs::path& path) {
   if (!pair && !is_single_nifti_name(path)) return std::nullopt;
   const auto header = RawNiftiHeader::read(pair ? pair_member(path, "hdr") : path);
   if (!header) return std::nullopt;
-  const std::string magic = header->magic();
-  const bool nifti_magic = magic == "n+1" || magic == "ni1";
-  // Neither NIfTI's magic nor a header size: not a header of these formats, for ITK to refuse.
-  if (header->sizeof_hdr() != 348 && !nifti_magic) return std::nullopt;
-  // niftilib reads a header with NIfTI's magic whatever its sizeof_hdr says.
+  // niftilib reads a header whatever its sizeof_hdr says (it takes the byte order from dim[0]).
   if (header->sizeof_hdr() != 348)
     return "sizeof_hdr is " + std::to_string(header->sizeof_hdr()) + "; a NIfTI-1 header has 348";
   bool is_nifti = false;
