@@ -284,6 +284,11 @@ INSTANTIATE_TEST_SUITE_P(
         TextCase{"SizesOverflow", metaimage({{"DimSize", "2000000000 2000000000 2000000000"}}),
                  "its sizes 2000000000x2000000000x2000000000 multiply to more than 2^64 voxels"},
         TextCase{"LargerThanMemory", metaimage({{"DimSize", "100000 100000 100000"}}), "need about"},
+        // MetaIO copies a field name into 255 bytes with strcpy.
+        TextCase{"KeyLongerThanMetaIOHolds", "ObjectType = Image\n" + std::string(300, 'K') + " = 1\n",
+                 "field 2 of its header has a 300-character name (MetaImage names are at most 254)"},
+        TextCase{"KeySpanningLines", "ObjectType = Image\nNDims 3\n" + std::string(400, 'x') + "\nDimSize = 4 4 4\n",
+                 "field 2 of its header has a 416-character name"},
         TextCase{"SpacingZero", metaimage({{"ElementSpacing", "1 0 1"}}), "its voxel size along axis 1 is 0"},
         TextCase{"SpacingNegative", metaimage({{"ElementSpacing", "-1 1 1"}}), "its voxel size along axis 0 is -1"},
         // MetaIO stops at a number it cannot parse: the header is malformed.

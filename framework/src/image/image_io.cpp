@@ -8,6 +8,7 @@
 
 #include "image/data_completeness.hpp"
 #include "image/file_grid_checks.hpp"
+#include "image/metaimage_header_checks.hpp"
 #include "image/nifti_header.hpp"
 #include "image/nifti_header_checks.hpp"
 #include "io/itk_message.hpp"
@@ -120,6 +121,7 @@ itk::ImageIOBase::Pointer open_for_reading(const fs::path& path) {
   if (!fs::exists(path, ec)) throw read_error(path, "no such file");
   if (fs::is_directory(path, ec)) throw read_error(path, "it is a folder, not an image file");
   if (const auto problem = image_detail::nifti_header_problem(path)) throw read_error(path, *problem);
+  if (const auto problem = image_detail::metaimage_header_problem(path)) throw read_error(path, *problem);
   itk::ImageIOBase::Pointer io = create_image_io(path, itk::IOFileModeEnum::ReadMode);
   if (!io)
     throw read_error(

@@ -1,0 +1,50 @@
+#include "image/metaimage_header_checks.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+
+namespace fs = std::filesystem;
+
+namespace regpipe::image_detail {
+namespace {
+
+// MetaIO's field names are char[255].
+constexpr size_t kLongestKey = 254;
+
+std::string trimmed(const std::string& s) {
+  const size_t first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+bool is_metaimage_name(const fs::path& path) {
+  std::string extension = path.extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return extension == ".mha" || extension == ".mhd";
+}
+
+}  // namespace
+
+std::optional<std::string> metaimage_header_problem(const fs::path& path) {
+  if (!is_metaimage_name(path)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  // As MetaIO reads: a key up to '=', its value up to the line's end; the voxels follow
+  // ElementDataFile.
+  for (int field = 1; in; ++field) {
+    std::string key, value;
+    std::getline(in, key, '=');
+    if (!in) return std::nullopt;
+    key = trimmed(key);
+    if (key.size() > kLongestKey)
+      return "field " + std::to_string(field) + " of its header has a " + std::to_string(key.size()) +
+             "-character name (MetaImage names are at most " + std::to_string(kLongestKey) +
+             "); is it a MetaImage header?";
+    std::getline(in, value);
+    if (key == "ElementDataFile") return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace regpipe::image_detail

@@ -1,0 +1,15 @@
+// A MetaImage header that ITK 5.2's MetaIO would overflow a buffer on: MetaIO reads each key
+// up to the next '=' (across line breaks) and copies it into a 255-byte field name with
+// strcpy, so a long key corrupts memory (glibc's fortify check aborts the process).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace regpipe::image_detail {
+
+// What is wrong with the MetaImage header of `path` (.mha, .mhd), or nullopt.
+std::optional<std::string> metaimage_header_problem(const std::filesystem::path& path);
+
+}  // namespace regpipe::image_detail
