@@ -284,6 +284,9 @@ INSTANTIATE_TEST_SUITE_P(
         TextCase{"SizesOverflow", metaimage({{"DimSize", "2000000000 2000000000 2000000000"}}),
                  "its sizes 2000000000x2000000000x2000000000 multiply to more than 2^64 voxels"},
         TextCase{"LargerThanMemory", metaimage({{"DimSize", "100000 100000 100000"}}), "need about"},
+        TextCase{"BillionsOfAxes", metaimage({{"NDims", "67399023486"}}),
+                 "NDims is '67399023486'; MetaImage files have 1 to 10 axes"},
+        TextCase{"NoAxes", metaimage({{"NDims", "0"}}), "NDims is '0'"},
         // MetaIO copies a field name into 255 bytes with strcpy.
         TextCase{"KeyLongerThanMetaIOHolds", "ObjectType = Image\n" + std::string(300, 'K') + " = 1\n",
                  "field 2 of its header has a 300-character name (MetaImage names are at most 254)"},

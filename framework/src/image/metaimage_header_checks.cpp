@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <sstream>
 
 namespace fs = std::filesystem;
 
@@ -11,6 +12,8 @@ namespace {
 
 // MetaIO's field names are char[255].
 constexpr size_t kLongestKey = 254;
+// MetaIO keeps the axes in arrays of 10 (metaImage.h: m_DimSize[10]).
+constexpr long kMostAxes = 10;
 
 std::string trimmed(const std::string& s) {
   const size_t first = s.find_first_not_of(" \t\r\n");
@@ -42,6 +45,12 @@ std::optional<std::string> metaimage_header_problem(const fs::path& path) {
              "-character name (MetaImage names are at most " + std::to_string(kLongestKey) +
              "); is it a MetaImage header?";
     std::getline(in, value);
+    if (key == "NDims") {
+      long axes = 0;
+      if (!(std::istringstream(value) >> axes) || axes < 1 || axes > kMostAxes)
+        return "NDims is '" + trimmed(value).substr(0, 40) + "'; MetaImage files have 1 to " +
+               std::to_string(kMostAxes) + " axes";
+    }
     if (key == "ElementDataFile") return std::nullopt;
   }
   return std::nullopt;
