@@ -303,6 +303,18 @@ INSTANTIATE_TEST_SUITE_P(
                  "its axis directions are parallel or zero"}),
     [](const auto& info) { return std::string(info.param.name); });
 
+// ITK 5.2 lets a std::length_error out of MetaIO for this data file "pattern" when it reads the
+// voxels (the header alone passes).
+TEST(ImageHeaderRobustness, AMetaImageDataFilePatternItkCannotExpandIsRefused) {
+  TempDir dir;
+  std::string text = metaimage({});
+  write_text(dir / "pattern.mha", text.replace(text.find("= LOCAL"), 7, "= LOCAL%*"));
+  const std::string message = message_of([&] { regpipe::read_image(dir / "pattern.mha"); });
+  EXPECT_NE(message.find("cannot read image '" + (dir / "pattern.mha").string() + "': ITK's reader failed on it"),
+            std::string::npos)
+      << message;
+}
+
 // A NRRD header with attached raw data: `sizes`, `directions` and `origin` as NRRD writes them.
 std::string nrrd(const std::string& sizes, const std::string& directions = "(1,0,0) (0,1,0) (0,0,1)",
                  const std::string& origin = "(0,0,0)") {

@@ -116,6 +116,24 @@ UserError read_error(const fs::path& path, const std::string& reason) {
   return UserError("cannot read image '" + path.string() + "': " + reason);
 }
 
+// Runs `read` (ITK reading `path`) and turns what escapes it into a UserError naming the file:
+// ITK's exceptions, and the standard library's that ITK 5.2 lets out on some malformed headers
+// (std::length_error from a MetaImage ElementDataFile pattern). Out of memory stays what it is.
+template <class Read>
+auto reading_with_itk(const fs::path& path, Read&& read) {
+  try {
+    return read();
+  } catch (const itk::ExceptionObject& e) {
+    throw read_error(path, reason_of(e));
+  } catch (const UserError&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw read_error(path, std::string("ITK's reader failed on it (") + e.what() + ")");
+  }
+}
+
 itk::ImageIOBase::Pointer open_for_reading(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw read_error(path, "no such file");
@@ -131,17 +149,19 @@ itk::ImageIOBase::Pointer open_for_reading(const fs::path& path) {
   if (auto* nifti = dynamic_cast<itk::NiftiImageIO*>(io.GetPointer()))
     nifti->SetLegacyAnalyze75Mode(itk::NiftiImageIOEnums::Analyze75Flavor::AnalyzeFSL);
   io->SetFileName(path.string());
-  try {
+  reading_with_itk(path, [&] {
     std::lock_guard<std::mutex> lock(header_mutex());
-    io->ReadImageInformation();
-  } catch (const itk::ExceptionObject& e) {
-    // ITK 5.2 reports a MetaImage header that MetaIO cannot parse as "File cannot be read ...
-    // Reason: <the last system error>", a stale errno ("No such file or directory").
-    if (dynamic_cast<itk::MetaImageIO*>(io.GetPointer()))
-      throw read_error(path, "its MetaImage header is malformed (MetaIO cannot parse it; its "
-                             "complaint is printed above)");
-    throw read_error(path, reason_of(e));
-  }
+    try {
+      io->ReadImageInformation();
+    } catch (const itk::ExceptionObject&) {
+      // ITK 5.2 reports a MetaImage header that MetaIO cannot parse as "File cannot be read ...
+      // Reason: <the last system error>", a stale errno ("No such file or directory").
+      if (dynamic_cast<itk::MetaImageIO*>(io.GetPointer()))
+        throw read_error(path, "its MetaImage header is malformed (MetaIO cannot parse it; its "
+                               "complaint is printed above)");
+      throw;
+    }
+  });
   return io;
 }
 
@@ -386,21 +406,20 @@ OpenedImage open_checked(const fs::path& path, const ReadOptions& options) {
 void check_image_header(const fs::path& path, const ReadOptions& options) { open_checked(path, options); }
 
 Image read_image(const fs::path& path, const ReadOptions& options) {
-  const auto [io, volume] = open_checked(path, options);
+  const OpenedImage opened = open_checked(path, options);
   if (const auto reason = image_detail::incomplete_data_reason(path))
     throw read_error(path, *reason);
 
-  try {
+  return reading_with_itk(path, [&] {
+    const itk::ImageIOBase::Pointer& io = opened.io;
     const Volume::Pointer volume_image = io->GetNumberOfDimensions() == 3
                                              ? read_volume(io, path)
-                                             : read_one_volume_of_series(io, path, volume);
+                                             : read_one_volume_of_series(io, path, opened.volume);
     Image image = to_image(*volume_image, path);
     image.file_type = file_type_of(*io);
     if (dynamic_cast<itk::NiftiImageIO*>(io.GetPointer())) apply_nifti_header(image, path);
     return image;
-  } catch (const itk::ExceptionObject& e) {
-    throw read_error(path, reason_of(e));
-  }
+  });
 }
 
 namespace {
@@ -476,7 +495,7 @@ ImageVolumes read_image_volumes(const fs::path& path) {
   require_sane_grid(*io, path, 4);
   if (const auto reason = image_detail::incomplete_data_reason(path))
     throw read_error(path, *reason);
-  try {
+  return reading_with_itk(path, [&] {
     const auto reader = series_reader(io, path);
     reader->Update();
     Series* series = reader->GetOutput();
@@ -493,9 +512,7 @@ ImageVolumes read_image_volumes(const fs::path& path) {
       out.volumes.push_back(std::move(image));
     }
     return out;
-  } catch (const itk::ExceptionObject& e) {
-    throw read_error(path, reason_of(e));
-  }
+  });
 }
 
 void write_image_volumes(const ImageVolumes& series, const fs::path& path, VoxelType type) {
