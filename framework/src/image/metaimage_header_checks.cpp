@@ -39,7 +39,7 @@ std::optional<std::string> metaimage_header_problem(const fs::path& path) {
     std::string key, value;
     std::getline(in, key, '=');
     if (!in) return std::nullopt;
-    key = trimmed(key);
+    key = trimmed(key.substr(0, key.find('\0')));  // MetaIO compares keys as C strings
     if (key.size() > kLongestKey)
       return "field " + std::to_string(field) + " of its header has a " + std::to_string(key.size()) +
              "-character name (MetaImage names are at most " + std::to_string(kLongestKey) +
@@ -51,7 +51,15 @@ std::optional<std::string> metaimage_header_problem(const fs::path& path) {
         return "NDims is '" + trimmed(value).substr(0, 40) + "'; MetaImage files have 1 to " +
                std::to_string(kMostAxes) + " axes";
     }
-    if (key == "ElementDataFile") return std::nullopt;
+    if (key == "ElementDataFile") {
+      // Slice lists and file-name patterns: MetaIO crashes (SIGSEGV) or throws on malformed ones,
+      // and regpipe's volumes come in one data file.
+      const std::string file = trimmed(value);
+      if (file.rfind("LIST", 0) == 0 || file.find('%') != std::string::npos)
+        return "its voxels are in a list or pattern of files (ElementDataFile = " + file.substr(0, 40) +
+               "); regpipe reads MetaImage voxels from one file (LOCAL or a file name)";
+      return std::nullopt;
+    }
   }
   return std::nullopt;
 }
