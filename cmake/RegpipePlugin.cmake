@@ -20,8 +20,11 @@ function(regpipe_add_plugin target)
     CXX_VISIBILITY_PRESET hidden
     CUDA_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
-  target_link_options(${target} PRIVATE
-    "LINKER:--version-script=${_REGPIPE_PLUGIN_MAP}" "LINKER:--no-undefined")
+  target_link_options(${target} PRIVATE "LINKER:--version-script=${_REGPIPE_PLUGIN_MAP}")
+  # A sanitized build's runtimes live in the executable that loads the plugin.
+  if(NOT REGPIPE_SANITIZE)
+    target_link_options(${target} PRIVATE "LINKER:--no-undefined")
+  endif()
   if(DEFINED REGPIPE_PLUGIN_OUTPUT_DIR)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${REGPIPE_PLUGIN_OUTPUT_DIR})
   endif()

@@ -202,11 +202,13 @@ TEST_F(BatchTest, ParallelIoGivesTheSequentialBatchsFiles) {
     for (const char* phase : {"reading", "registration", "writing", "total"})
       EXPECT_GT(rb["seconds"][phase].get<double>(), 0.0) << c.name << " " << phase;
   }
-  for (const fs::path& dir : {sequential, parallel})
-    for (const auto& image : batch_report(dir)["images"]) {  // a part of the writing
+  for (const fs::path& dir : {sequential, parallel}) {
+    const nlohmann::json report = batch_report(dir);  // a range over a temporary's member dangles
+    for (const auto& image : report["images"]) {      // a part of the writing
       EXPECT_GT(image["seconds_resampling"].get<double>(), 0.0) << dir;
       EXPECT_LT(image["seconds_resampling"].get<double>(), image["seconds_writing"].get<double>()) << dir;
     }
+  }
   const nlohmann::json a = batch_report(sequential), b = batch_report(parallel);
   EXPECT_EQ(a["summary"]["parallel_io"], false);
   EXPECT_EQ(a["summary"]["io_threads"]["readers"], 0);

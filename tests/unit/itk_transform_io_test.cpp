@@ -220,7 +220,8 @@ TEST(ItkTransformIo, RefusesWhatIsNotOneAffineNamingIt) {
       {"t.xfm", "ITK picks the file type from the extension"},
   };
   for (const auto& [name, expected] : cases) {
-    const std::string message = message_of([&] { regpipe::read_itk_transform(dir / name); });
+    const fs::path file = dir / name;  // clang 14 cannot capture a structured binding
+    const std::string message = message_of([&] { regpipe::read_itk_transform(file); });
     EXPECT_NE(message.find("'" + (dir / name).string() + "'"), std::string::npos) << message;
     EXPECT_NE(message.find(expected), std::string::npos) << message;
   }

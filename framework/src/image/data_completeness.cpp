@@ -1,12 +1,12 @@
 #include "image/data_completeness.hpp"
 
+#include "image/raw_nifti_header.hpp"
+
 #include <zlib.h>
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <cstdint>
-#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -99,50 +99,22 @@ std::optional<std::string> check_size(const fs::path& data_file, uint64_t promis
 
 // ---- NIfTI-1 and Analyze 7.5 -----------------------------------------------------------
 
-template <class T>
-T field(const std::array<char, 348>& header, size_t offset, bool swap) {
-  std::array<char, sizeof(T)> bytes;
-  std::memcpy(bytes.data(), &header[offset], sizeof(T));
-  if (swap) std::reverse(bytes.begin(), bytes.end());
-  T value;
-  std::memcpy(&value, bytes.data(), sizeof(T));
-  return value;
-}
-
-// The other file of an Analyze/NIfTI pair named `path` (x.hdr <-> x.img, also .gz, the
-// case kept): `member` is "hdr" or "img".
-fs::path pair_member(const fs::path& path, const std::string& member) {
-  std::string name = path.filename().string();
-  const size_t at = name.size() - (ends_with(lowercase(name), ".gz") ? 6 : 3);
-  const bool upper = std::isupper(static_cast<unsigned char>(name[at])) != 0;
-  for (size_t i = 0; i < 3; ++i)
-    name[at + i] = upper ? char(std::toupper(static_cast<unsigned char>(member[i]))) : member[i];
-  return path.parent_path() / name;
-}
-
 // `named` is the file the user gave; the header and voxels are in the same file (.nii) or
 // in a .hdr/.img pair.
 std::optional<std::string> check_nifti(const fs::path& named, const fs::path& header_file,
                                        const fs::path& data_file) {
   const bool pair = header_file != data_file;
-  std::array<char, 348> header{};
-  {
-    GzReader gz(header_file);
-    if (!gz.ok() || gz.read(header.data(), 348) != 348) return std::nullopt;
-  }
-  bool swap = false;
-  if (field<int32_t>(header, 0, false) != 348) {
-    if (field<int32_t>(header, 0, true) != 348) return std::nullopt;  // not NIfTI-1: ITK decides
-    swap = true;
-  }
-  const int rank = field<int16_t>(header, 40, swap);
-  const int bits = field<int16_t>(header, 72, swap);
+  const auto header = RawNiftiHeader::read(header_file);
+  if (!header || header->sizeof_hdr() != 348) return std::nullopt;  // not NIfTI-1: ITK decides
+  const int rank = header->dim(0);
+  const int bits = header->field<int16_t>(nifti_offset::bitpix);
   if (rank < 1 || rank > 7 || bits <= 0) return std::nullopt;
   uint64_t voxels = 1;
-  for (int d = 1; d <= rank; ++d)
-    voxels *= uint64_t(std::max<int16_t>(1, field<int16_t>(header, 40 + 2 * d, swap)));
-  const float vox_offset = field<float>(header, 108, swap);
-  uint64_t offset = vox_offset > 0.0f ? uint64_t(vox_offset) : 0;
+  for (int d = 1; d <= rank; ++d) voxels *= uint64_t(std::max(1, header->dim(d)));
+  const float vox_offset = header->field<float>(nifti_offset::vox_offset);
+  // A gzipped file's vox_offset can be any float (only an uncompressed size bounds it before
+  // this): capped where no file reaches, so that the conversion stays defined.
+  uint64_t offset = vox_offset > 0.0f ? uint64_t(std::min(double(vox_offset), 0x1p62)) : 0;
   if (!pair) offset = std::max<uint64_t>(offset, 352);  // header + extension flag
   return check_size(data_file, offset + voxels * uint64_t(bits) / 8, named);
 }
@@ -204,10 +176,9 @@ std::optional<std::string> incomplete_data_reason(const fs::path& path) {
   const std::string name = lowercase(path.filename().string());
   try {
     if (ends_with(name, ".mha") || ends_with(name, ".mhd")) return check_metaimage(path);
-    if (ends_with(name, ".nii") || ends_with(name, ".nii.gz")) return check_nifti(path, path, path);
-    for (const char* extension : {".hdr", ".hdr.gz", ".img", ".img.gz"})
-      if (ends_with(name, extension))
-        return check_nifti(path, pair_member(path, "hdr"), pair_member(path, "img"));
+    if (is_single_nifti_name(path)) return check_nifti(path, path, path);
+    if (is_nifti_pair_name(path))
+      return check_nifti(path, pair_member(path, "hdr"), pair_member(path, "img"));
   } catch (const std::exception&) {
     return std::nullopt;  // an unparsable header: ITK gives the precise reason
   }

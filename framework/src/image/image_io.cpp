@@ -7,8 +7,11 @@
 #include <regpipe/host/image.hpp>
 
 #include "image/data_completeness.hpp"
-#include "io/itk_message.hpp"
+#include "image/file_grid_checks.hpp"
+#include "image/metaimage_header_checks.hpp"
 #include "image/nifti_header.hpp"
+#include "image/nifti_header_checks.hpp"
+#include "io/itk_message.hpp"
 #include "image/stored_values.hpp"
 
 // Debian's ITK 5.2 bundles Eigen 3.3 under the same include guards and namespace as the
@@ -113,10 +116,30 @@ UserError read_error(const fs::path& path, const std::string& reason) {
   return UserError("cannot read image '" + path.string() + "': " + reason);
 }
 
+// Runs `read` (ITK reading `path`) and turns what escapes it into a UserError naming the file:
+// ITK's exceptions, and the standard library's that ITK 5.2 lets out on some malformed headers
+// (std::length_error from a MetaImage ElementDataFile pattern). Out of memory stays what it is.
+template <class Read>
+auto reading_with_itk(const fs::path& path, Read&& read) {
+  try {
+    return read();
+  } catch (const itk::ExceptionObject& e) {
+    throw read_error(path, reason_of(e));
+  } catch (const UserError&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw read_error(path, std::string("ITK's reader failed on it (") + e.what() + ")");
+  }
+}
+
 itk::ImageIOBase::Pointer open_for_reading(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw read_error(path, "no such file");
   if (fs::is_directory(path, ec)) throw read_error(path, "it is a folder, not an image file");
+  if (const auto problem = image_detail::nifti_header_problem(path)) throw read_error(path, *problem);
+  if (const auto problem = image_detail::metaimage_header_problem(path)) throw read_error(path, *problem);
   itk::ImageIOBase::Pointer io = create_image_io(path, itk::IOFileModeEnum::ReadMode);
   if (!io)
     throw read_error(
@@ -126,12 +149,19 @@ itk::ImageIOBase::Pointer open_for_reading(const fs::path& path) {
   if (auto* nifti = dynamic_cast<itk::NiftiImageIO*>(io.GetPointer()))
     nifti->SetLegacyAnalyze75Mode(itk::NiftiImageIOEnums::Analyze75Flavor::AnalyzeFSL);
   io->SetFileName(path.string());
-  try {
+  reading_with_itk(path, [&] {
     std::lock_guard<std::mutex> lock(header_mutex());
-    io->ReadImageInformation();
-  } catch (const itk::ExceptionObject& e) {
-    throw read_error(path, reason_of(e));
-  }
+    try {
+      io->ReadImageInformation();
+    } catch (const itk::ExceptionObject&) {
+      // ITK 5.2 reports a MetaImage header that MetaIO cannot parse as "File cannot be read ...
+      // Reason: <the last system error>", a stale errno ("No such file or directory").
+      if (dynamic_cast<itk::MetaImageIO*>(io.GetPointer()))
+        throw read_error(path, "its MetaImage header is malformed (MetaIO cannot parse it; its "
+                               "complaint is printed above)");
+      throw;
+    }
+  });
   return io;
 }
 
@@ -143,6 +173,25 @@ void require_scalar_pixels(const itk::ImageIOBase& io, const fs::path& path) {
                                " components; only scalar (grey-level) images are supported");
   if (io.GetComponentType() == itk::IOComponentEnum::UNKNOWNCOMPONENTTYPE)
     throw read_error(path, "unknown voxel data type");
+}
+
+image_detail::FileGrid file_grid(const itk::ImageIOBase& io) {
+  image_detail::FileGrid grid;
+  grid.bytes_per_voxel = io.GetComponentSize() * io.GetNumberOfComponents();
+  for (unsigned d = 0; d < io.GetNumberOfDimensions(); ++d) {
+    grid.sizes.push_back(io.GetDimensions(d));
+    grid.spacing.push_back(io.GetSpacing(d));
+    grid.origin.push_back(io.GetOrigin(d));
+    grid.direction.push_back(io.GetDirection(d));
+  }
+  return grid;
+}
+
+// Before ITK allocates the voxels or inverts the direction: `read_axes` of the file's axes
+// are read (3: one volume of a series).
+void require_sane_grid(const itk::ImageIOBase& io, const fs::path& path, size_t read_axes) {
+  if (const auto problem = image_detail::file_grid_problem(file_grid(io), read_axes))
+    throw read_error(path, *problem);
 }
 
 // Sizes along each file axis with trailing length-1 axes dropped, but never fewer than the
@@ -329,6 +378,7 @@ OpenedImage open_checked(const fs::path& path, const ReadOptions& options) {
   register_formats();
   const itk::ImageIOBase::Pointer io = open_for_reading(path);
   require_scalar_pixels(*io, path);
+  require_sane_grid(*io, path, 3);
   const std::vector<size_t> sizes = significant_sizes(*io);
   if (sizes.size() < 3)
     throw read_error(path, "it is a " + std::to_string(sizes.size()) + "D image (" +
@@ -356,21 +406,20 @@ OpenedImage open_checked(const fs::path& path, const ReadOptions& options) {
 void check_image_header(const fs::path& path, const ReadOptions& options) { open_checked(path, options); }
 
 Image read_image(const fs::path& path, const ReadOptions& options) {
-  const auto [io, volume] = open_checked(path, options);
+  const OpenedImage opened = open_checked(path, options);
   if (const auto reason = image_detail::incomplete_data_reason(path))
     throw read_error(path, *reason);
 
-  try {
+  return reading_with_itk(path, [&] {
+    const itk::ImageIOBase::Pointer& io = opened.io;
     const Volume::Pointer volume_image = io->GetNumberOfDimensions() == 3
                                              ? read_volume(io, path)
-                                             : read_one_volume_of_series(io, path, volume);
+                                             : read_one_volume_of_series(io, path, opened.volume);
     Image image = to_image(*volume_image, path);
     image.file_type = file_type_of(*io);
     if (dynamic_cast<itk::NiftiImageIO*>(io.GetPointer())) apply_nifti_header(image, path);
     return image;
-  } catch (const itk::ExceptionObject& e) {
-    throw read_error(path, reason_of(e));
-  }
+  });
 }
 
 namespace {
@@ -443,9 +492,10 @@ ImageVolumes read_image_volumes(const fs::path& path) {
   const itk::ImageIOBase::Pointer io = open_checked(path, first).io;  // read_image's checks and messages
   const std::vector<size_t> sizes = significant_sizes(*io);
   if (sizes.size() != 4 || sizes[3] < 2) return {{read_image(path)}, 0.0};
+  require_sane_grid(*io, path, 4);
   if (const auto reason = image_detail::incomplete_data_reason(path))
     throw read_error(path, *reason);
-  try {
+  return reading_with_itk(path, [&] {
     const auto reader = series_reader(io, path);
     reader->Update();
     Series* series = reader->GetOutput();
@@ -462,9 +512,7 @@ ImageVolumes read_image_volumes(const fs::path& path) {
       out.volumes.push_back(std::move(image));
     }
     return out;
-  } catch (const itk::ExceptionObject& e) {
-    throw read_error(path, reason_of(e));
-  }
+  });
 }
 
 void write_image_volumes(const ImageVolumes& series, const fs::path& path, VoxelType type) {

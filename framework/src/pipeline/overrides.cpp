@@ -44,7 +44,9 @@ std::vector<std::string> split_key(const std::string& key) {
 void set_path(YAML::Node node, const std::vector<std::string>& parts, size_t i,
               const YAML::Node& value, const std::string& key) {
   if (!node.IsMap() && !node.IsNull())
-    throw UserError("--set " + key + ": '" + parts[i - 1] + "' is not a map in the pipeline");
+    throw UserError("--set " + key + ": " +
+                    (i == 0 ? std::string("the pipeline's top level") : "'" + parts[i - 1] + "' in the pipeline") +
+                    " is not a map");
   if (i + 1 == parts.size()) {
     node[parts[i]] = value;
     return;

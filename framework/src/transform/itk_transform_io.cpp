@@ -10,6 +10,8 @@
 #include <regpipe/host/transform_io.hpp>
 
 #include "io/itk_message.hpp"
+#include "transform/file_size_limit.hpp"
+#include "transform/matlab_v4_check.hpp"
 
 // ITK's bundled Eigen 3.3 and the system Eigen 3.4 cannot meet (see image_io.cpp).
 #define ITK_USE_SYSTEM_EIGEN
@@ -91,10 +93,13 @@ bool has_itk_transform_extension(const fs::path& path) {
 }
 
 bool is_itk_text_transform(const fs::path& path) {
+  // Only the start is read: the file may be anything, of any size.
   std::ifstream in(path, std::ios::binary);
-  std::string first;
-  std::getline(in >> std::ws, first);
-  return first.rfind("#Insight Transform File", 0) == 0;
+  std::string head(4096, '\0');
+  in.read(head.data(), std::streamsize(head.size()));
+  head.resize(size_t(in.gcount()));
+  const size_t first = head.find_first_not_of(" \t\r\n\f\v");
+  return first != std::string::npos && head.compare(first, 23, "#Insight Transform File") == 0;
 }
 
 void prepare_transform_io() {
@@ -143,15 +148,24 @@ Eigen::Matrix4d read_itk_transform(const fs::path& path) {
   if (!fs::exists(path, ec)) throw read_error(path, "no such file");
   if (fs::is_directory(path, ec)) throw read_error(path, "it is a folder, not a transform file");
   require_itk_extension(path, "read");
+  transform_detail::require_size_at_most(path, transform_detail::kItkFileMaxBytes, "ITK transform file of one affine");
   const std::string extension = path.extension().string();
   if ((extension == ".tfm" || extension == ".txt") && !is_itk_text_transform(path))
     throw read_error(path, "not ITK's text (its first line is not '#Insight Transform File V1.0')");
+  if (extension == ".mat")
+    if (const auto problem = transform_detail::matlab_v4_problem(path))
+      throw read_error(path, "not a readable MATLAB v4 file: " + *problem);
   auto reader = itk::TransformFileReaderTemplate<double>::New();
   reader->SetFileName(path.string());
   try {
     reader->Update();  // a float file is read as its double twin
   } catch (const itk::ExceptionObject& e) {
     throw read_error(path, reason_of(e, "ITK could not read it"));
+  } catch (const std::exception& e) {
+    // ITK 5.2's text reader lets the standard library's exceptions out on some malformed lines
+    // (std::out_of_range for a "Transform:" name without its type suffix).
+    throw read_error(path, std::string("it is not a well-formed ITK transform file (ITK's reader stopped: ") +
+                               e.what() + ")");
   }
   const auto& list = *reader->GetTransformList();
   const std::string supported =

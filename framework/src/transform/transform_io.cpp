@@ -15,6 +15,8 @@
 #include <regpipe/host/error.hpp>
 #include <regpipe/host/transform_io.hpp>
 
+#include "transform/file_size_limit.hpp"
+
 #include <Eigen/Dense>
 #include <charconv>
 #include <cmath>
@@ -67,6 +69,7 @@ UserError transform_error(const fs::path& path, const std::string& reason) {
 std::vector<std::string> read_lines(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw transform_error(path, "no such file");
+  transform_detail::require_size_at_most(path, transform_detail::kMatrixTextMaxBytes, "4x4 matrix file");
   std::ifstream in(path);
   if (!in) throw transform_error(path, "the file cannot be opened");
   std::vector<std::string> lines;

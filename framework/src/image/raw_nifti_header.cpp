@@ -1,0 +1,87 @@
+#include "image/raw_nifti_header.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstring>
+
+namespace fs = std::filesystem;
+
+namespace regpipe::image_detail {
+namespace {
+
+std::string lowercase(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool name_ends_with_any(const fs::path& path, std::initializer_list<const char*> suffixes) {
+  const std::string name = lowercase(path.filename().string());
+  return std::any_of(suffixes.begin(), suffixes.end(),
+                     [&](const char* suffix) { return ends_with(name, suffix); });
+}
+
+}  // namespace
+
+std::optional<RawNiftiHeader> RawNiftiHeader::read(const fs::path& header_file) {
+  RawNiftiHeader header;
+  gzFile file = gzopen(header_file.c_str(), "rb");  // zlib reads plain files as they are
+  if (file == nullptr) return std::nullopt;
+  const int got = gzread(file, header.bytes_.data(), unsigned(header.bytes_.size()));
+  gzclose(file);
+  if (got != int(header.bytes_.size())) return std::nullopt;
+  for (const bool swap : {false, true}) {
+    header.swap_ = swap;
+    if (header.sizeof_hdr() == 348) return header;
+  }
+  header.swap_ = false;
+  header.swap_ = header.dim(0) < 1 || header.dim(0) > 7;
+  return header;
+}
+
+template <class T>
+T RawNiftiHeader::field(size_t offset) const {
+  std::array<char, sizeof(T)> bytes;
+  std::memcpy(bytes.data(), &bytes_[offset], sizeof(T));
+  if (swap_) std::reverse(bytes.begin(), bytes.end());
+  T value;
+  std::memcpy(&value, bytes.data(), sizeof(T));
+  return value;
+}
+template int16_t RawNiftiHeader::field<int16_t>(size_t) const;
+template int32_t RawNiftiHeader::field<int32_t>(size_t) const;
+template float RawNiftiHeader::field<float>(size_t) const;
+
+int RawNiftiHeader::dim(int i) const { return field<int16_t>(nifti_offset::dim + 2 * size_t(i)); }
+
+float RawNiftiHeader::pixdim(int i) const { return field<float>(nifti_offset::pixdim + 4 * size_t(i)); }
+
+std::string RawNiftiHeader::magic() const {
+  const char* magic = &bytes_[nifti_offset::magic];
+  return std::string(magic, strnlen(magic, 4));
+}
+
+fs::path pair_member(const fs::path& path, const std::string& member) {
+  std::string name = path.filename().string();
+  const size_t at = name.size() - (ends_with(lowercase(name), ".gz") ? 6 : 3);
+  const bool upper = std::isupper(static_cast<unsigned char>(name[at])) != 0;
+  for (size_t i = 0; i < 3; ++i)
+    name[at + i] = upper ? char(std::toupper(static_cast<unsigned char>(member[i]))) : member[i];
+  return path.parent_path() / name;
+}
+
+bool is_single_nifti_name(const fs::path& path) { return name_ends_with_any(path, {".nii", ".nii.gz"}); }
+
+bool is_nifti_pair_name(const fs::path& path) {
+  return name_ends_with_any(path, {".hdr", ".hdr.gz", ".img", ".img.gz"});
+}
+
+}  // namespace regpipe::image_detail
