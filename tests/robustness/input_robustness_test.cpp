@@ -180,3 +180,34 @@ TEST_F(InputRobustness, ASecondRunIntoAFolderInUseIsRefusedAndTheFirstCompletes)
   expect_refused(second, out, {(dir_ / "shared").string(), "being written by another regpipe run"});
   EXPECT_TRUE(fs::exists(dir_ / "shared" / "report.json"));
 }
+
+// Levels far finer than the image (0.001 mm asked a 640 GB level; 1e-300 overflowed) are
+// refused before anything is allocated, naming the key and a level that fits.
+TEST_F(InputRobustness, ALevelTooFineToHoldIsRefusedNamingOneThatFits) {
+  for (const char* level : {"0.001", "1e-300"}) {
+    std::string out;
+    expect_refused(run("run", std::string("--set 'registration.levels_mm=[") + level + "]'", &out), out,
+                   {"registration.levels_mm: a " + std::string(level == std::string("0.001") ? "0.001" : "1e-300") +
+                        " mm level of a 40x40x40 image", "more than this machine can hold", "mm and coarser fit"});
+    EXPECT_FALSE(fs::exists(result())) << level;
+  }
+}
+
+// A FIFO, a device or a folder given as an image is refused at once, never read (a FIFO
+// blocked the reader forever).
+TEST_F(InputRobustness, AnImagePathThatIsNotAFileIsRefusedAtOnce) {
+  ASSERT_EQ(::mkfifo((dir_ / "fifo.nii.gz").c_str(), 0600), 0);
+  const std::vector<std::pair<fs::path, std::string>> cases = {
+      {dir_ / "fifo.nii.gz", "it is a FIFO (named pipe), not a file"},
+      {"/dev/zero", "it is a device, not a file"},
+      {dir_.path(), "it is a folder, not a file"}};
+  for (const auto& [path, what] : cases)
+    for (const char* key : {"inputs.moving", "inputs.reference", "inputs.moving_weight"}) {
+      std::string out;
+      const int status = run_command("timeout 20 " + cli() + " run '" + (demo() / "pipeline.yaml").string() +
+                                         "' -q --set registration.cost.plugin=cpu.cr --set " + key + "=" + q(path),
+                                     &out);
+      expect_refused(status, out, {"cannot read image '" + path.string() + "'", what});
+      EXPECT_FALSE(fs::exists(result())) << key;
+    }
+}

@@ -1,6 +1,9 @@
 #include <regpipe/host/pyramid.hpp>
 
+#include <regpipe/host/error.hpp>
 #include <regpipe_common/parallel_slabs.hpp>
+
+#include "image/file_grid_checks.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -9,6 +12,8 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <optional>
 
 namespace regpipe {
 namespace {
@@ -39,6 +44,42 @@ void assign_zeros(std::vector<float>& data, size_t count) {
   data.assign(count, 0.0f);
 }
 
+// The voxels along each axis of a level of `image`: the world extent of its voxel centres,
+// covered by level voxels centred on it.
+std::array<double, 3> level_counts(const Image& image, double level_mm) {
+  const Eigen::Vector3d spacing = image.spacing();
+  std::array<double, 3> counts{};
+  for (int a = 0; a < 3; ++a) counts[a] = std::floor(spacing[a] * (image.dims[a] - 1) / level_mm) + 1.0;
+  return counts;
+}
+
+// Refuses a level whose grid could not be held (registration.levels_mm far finer than the
+// image: 0.001 mm asks for 10^14 voxels) before anything is allocated, saying which level
+// would fit. A level is held a few times over (the level, its smoothed input, a cost's copy),
+// and GPU kernels index voxels in 32 bits.
+void check_level_fits(const Image& image, double level_mm) {
+  constexpr double kCopies = 4.0, kMaxVoxels = 2147483647.0;
+  const std::optional<uint64_t> budget = image_detail::image_memory_budget();
+  const double max_voxels = std::min(kMaxVoxels, budget ? double(*budget) / (sizeof(float) * kCopies) : kMaxVoxels);
+  const auto voxels = [&](double mm) {
+    const std::array<double, 3> n = level_counts(image, mm);
+    return n[0] * n[1] * n[2];
+  };
+  if (voxels(level_mm) <= max_voxels) return;
+  double fits = 64.0;  // the coarsest level a pipeline may ask for; bisect down to the finest that fits
+  for (double too_fine = level_mm, i = 0; i < 60; ++i) {
+    const double mid = std::sqrt(too_fine * fits);
+    (voxels(mid) <= max_voxels ? fits : too_fine) = mid;
+  }
+  const std::array<double, 3> n = level_counts(image, level_mm);
+  char text[320];
+  std::snprintf(text, sizeof(text),
+                "registration.levels_mm: a %g mm level of a %ux%ux%u image would have %.3gx%.3gx%.3g voxels, "
+                "more than this machine can hold; levels of %.2g mm and coarser fit",
+                level_mm, image.dims[0], image.dims[1], image.dims[2], n[0], n[1], n[2], fits * 1.01);
+  throw UserError(text);
+}
+
 }  // namespace
 
 Image level_geometry(const Image& image, double level_mm) {
@@ -47,10 +88,12 @@ Image level_geometry(const Image& image, double level_mm) {
   const Eigen::Matrix3d axes = image.voxel_to_world.topLeftCorner<3, 3>() *
                                spacing.cwiseInverse().asDiagonal();
   // The world extent of the voxel centres, covered by level voxels centred on it.
+  check_level_fits(image, level_mm);
+  const std::array<double, 3> counts = level_counts(image, level_mm);
   Eigen::Vector3d first = image.voxel_to_world.topRightCorner<3, 1>();
   for (int a = 0; a < 3; ++a) {
     const double length = spacing[a] * (image.dims[a] - 1);
-    const uint32_t n = std::max<uint32_t>(1, uint32_t(std::floor(length / level_mm)) + 1);
+    const uint32_t n = uint32_t(counts[a]);
     grid.dims[a] = n;
     // Centre the level grid on the original extent along this axis.
     first += axes.col(a) * 0.5 * (length - level_mm * (n - 1));

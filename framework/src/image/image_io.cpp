@@ -5,6 +5,7 @@
 #include <regpipe/host/error.hpp>
 #include <regpipe/host/host_services.hpp>
 #include <regpipe/host/image.hpp>
+#include <regpipe/host/input_file.hpp>
 
 #include "image/data_completeness.hpp"
 #include "image/file_grid_checks.hpp"
@@ -136,8 +137,8 @@ auto reading_with_itk(const fs::path& path, Read&& read) {
 
 itk::ImageIOBase::Pointer open_for_reading(const fs::path& path) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw read_error(path, "no such file");
-  if (fs::is_directory(path, ec)) throw read_error(path, "it is a folder, not an image file");
+  // A FIFO or a device would block the reader or never end.
+  if (const auto problem = input_file_problem(path)) throw read_error(path, *problem);
   if (const auto problem = image_detail::nifti_header_problem(path)) throw read_error(path, *problem);
   if (const auto problem = image_detail::metaimage_header_problem(path)) throw read_error(path, *problem);
   itk::ImageIOBase::Pointer io = create_image_io(path, itk::IOFileModeEnum::ReadMode);
