@@ -290,8 +290,11 @@ INSTANTIATE_TEST_SUITE_P(
         // MetaIO copies a field name into 255 bytes with strcpy.
         TextCase{"KeyLongerThanMetaIOHolds", "ObjectType = Image\n" + std::string(300, 'K') + " = 1\n",
                  "field 2 of its header has a 300-character name (MetaImage names are at most 254)"},
+        // A line without '=': MetaIO read a field of its own out of it (an NDims of billions, a hang).
         TextCase{"KeySpanningLines", "ObjectType = Image\nNDims 3\n" + std::string(400, 'x') + "\nDimSize = 4 4 4\n",
-                 "field 2 of its header has a 416-character name"},
+                 "field 2 of its header ('NDims 3') has no '='"},
+        TextCase{"NDimsOnALineWithoutEquals", "ObjectType = Image\nNDims \nBinaryDataByteset = -10 20 5\n",
+                 "field 2 of its header ('NDims') has no '='"},
         TextCase{"SpacingZero", metaimage({{"ElementSpacing", "1 0 1"}}), "its voxel size along axis 1 is 0"},
         TextCase{"SpacingNegative", metaimage({{"ElementSpacing", "-1 1 1"}}), "its voxel size along axis 0 is -1"},
         // MetaIO stops at a number it cannot parse: the header is malformed.

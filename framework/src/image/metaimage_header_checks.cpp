@@ -40,6 +40,11 @@ std::optional<std::string> metaimage_header_problem(const fs::path& path) {
     std::getline(in, key, '=');
     if (!in) return std::nullopt;
     key = trimmed(key.substr(0, key.find('\0')));  // MetaIO compares keys as C strings
+    // Every header line is "key = value": a line without '=' (read here as part of the next
+    // key) is not MetaImage, and MetaIO would read a field of its own out of it.
+    if (key.find('\n') != std::string::npos)
+      return "field " + std::to_string(field) + " of its header ('" + trimmed(key.substr(0, key.find('\n'))).substr(0, 40) +
+             "') has no '='; is it a MetaImage header?";
     if (key.size() > kLongestKey)
       return "field " + std::to_string(field) + " of its header has a " + std::to_string(key.size()) +
              "-character name (MetaImage names are at most " + std::to_string(kLongestKey) +
