@@ -2,6 +2,8 @@
 // grid (the registered intensities cannot tell a dark head from no image).
 #include <regpipe/host/qa_picture.hpp>
 
+#include "qa/for_each_slice.hpp"
+
 #include <Eigen/LU>
 
 namespace regpipe {
@@ -13,8 +15,8 @@ std::vector<uint8_t> moving_coverage(const Image& reference, const Image& moving
   constexpr double kSlack = 1e-6;  // voxels: a grid mapped onto itself stays covered at its border
   const auto& d = reference.dims;
   std::vector<uint8_t> covered(reference.voxel_count());
-  size_t i = 0;
-  for (uint32_t z = 0; z < d[2]; ++z)
+  for_each_slice(d[2], [&](uint32_t z) {
+    size_t i = size_t(z) * d[0] * d[1];
     for (uint32_t y = 0; y < d[1]; ++y)
       for (uint32_t x = 0; x < d[0]; ++x, ++i) {
         const Eigen::Vector4d m = to_moving_voxel * Eigen::Vector4d(x, y, z, 1.0);
@@ -22,6 +24,7 @@ std::vector<uint8_t> moving_coverage(const Image& reference, const Image& moving
         for (int a = 0; a < 3; ++a) inside = inside && m[a] >= -kSlack && m[a] <= double(moving.dims[a]) - 1.0 + kSlack;
         covered[i] = inside;
       }
+  });
   return covered;
 }
 

@@ -4,6 +4,7 @@
 #include <regpipe/host/qa_picture.hpp>
 
 #include "qa/anatomical_axes.hpp"
+#include "qa/for_each_slice.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -29,8 +30,8 @@ Gradient gradient(const Image& image, const AnatomicalAxes& axes) {
   const Eigen::Vector3d spacing = image.spacing();
   const auto& d = image.dims;
   Gradient out{std::vector<float>(image.voxel_count()), std::vector<uint8_t>(image.voxel_count())};
-  size_t i = 0;
-  for (uint32_t z = 0; z < d[2]; ++z)
+  for_each_slice(d[2], [&](uint32_t z) {
+    size_t i = size_t(z) * d[0] * d[1];
     for (uint32_t y = 0; y < d[1]; ++y)
       for (uint32_t x = 0; x < d[0]; ++x, ++i) {
         const uint32_t p[3] = {x, y, z};
@@ -48,6 +49,7 @@ Gradient gradient(const Image& image, const AnatomicalAxes& axes) {
         }
         out.magnitude[i] = float(std::sqrt(sum));
       }
+  });
   return out;
 }
 
@@ -60,8 +62,8 @@ std::vector<uint8_t> reference_edges(const Image& reference) {
   const auto& d = reference.dims;
   const long stride[3] = {1, long(d[0]), long(d[0]) * long(d[1])};
   std::vector<uint8_t> edges(g.magnitude.size());
-  size_t i = 0;
-  for (uint32_t z = 0; z < d[2]; ++z)
+  for_each_slice(d[2], [&](uint32_t z) {
+    size_t i = size_t(z) * d[0] * d[1];
     for (uint32_t y = 0; y < d[1]; ++y)
       for (uint32_t x = 0; x < d[0]; ++x, ++i) {
         const float m = g.magnitude[i];
@@ -77,6 +79,7 @@ std::vector<uint8_t> reference_edges(const Image& reference) {
         const float before = axes.reversed[w] ? upper : lower, after = axes.reversed[w] ? lower : upper;
         edges[i] = m > before && m >= after;
       }
+  });
   return edges;
 }
 
