@@ -43,7 +43,7 @@ std::optional<Image> resample_registered(const Pipeline& p, const RegistrationIm
                                          const Eigen::Matrix4d& ref_to_mov,
                                          const PluginHost& plugins, HostServices& services);
 // Second half, on any thread (no plugin is called): transforms, registered image, QA picture
-// and report.json, each written atomically, into p.outputs.dir. `reference` is the whole
+// and report.json, staged and published together (ResultSet: all or none), into p.outputs.dir. `reference` is the whole
 // reference (the QA picture and evaluation.truth read its voxels), `moving` only the moving
 // image's grid (the report, the QA picture's coverage) and file type (image_header is enough). `phases` brings the reading and
 // registration times and the resampling time as phases.writing (NaN: none), to which this
@@ -64,7 +64,7 @@ std::vector<std::string> written_output_names(const Pipeline& p);
 Image image_header(const Image& image);
 
 // The two halves in turn (a single run): writes the pipeline's outputs (transforms,
-// registered image, QA picture, report.json, each atomically) into p.outputs.dir. `start` is
+// registered image, QA picture, report.json, all or none) into p.outputs.dir. `start` is
 // when the run began (the report's total); `phases` brings the reading and registration
 // times and gets the writing time (the resampling included). Returns the mean displacement
 // error against evaluation.truth when the pipeline has one.

@@ -131,7 +131,7 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
 float foreground_threshold(const Image& image);
 
 // Everything `regpipe run` does: validate the output folder, load, register, write the
-// outputs atomically, print a summary. Returns the result.
+// outputs (all or none), print a summary. Returns the result.
 RegistrationResult run_pipeline(const Pipeline& pipeline, const PluginHost& plugins,
                                 HostServices& services);
 
