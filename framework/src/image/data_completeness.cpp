@@ -1,5 +1,6 @@
 #include "image/data_completeness.hpp"
 
+#include "image/file_names.hpp"
 #include "image/raw_nifti_header.hpp"
 
 #include <zlib.h>
@@ -16,17 +17,6 @@ namespace fs = std::filesystem;
 
 namespace regpipe::image_detail {
 namespace {
-
-std::string lowercase(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // `holds` says which file and how: "the file holds", "'x.img' decompresses to".
 std::string truncated(const std::string& holds, uint64_t present, uint64_t promised) {
@@ -88,7 +78,7 @@ std::optional<std::string> check_gzip_size(const fs::path& path, uint64_t promis
 std::optional<std::string> check_size(const fs::path& data_file, uint64_t promised,
                                       const fs::path& named) {
   const std::string name = file_name_for_message(data_file, named);
-  if (ends_with(lowercase(data_file.string()), ".gz"))
+  if (ends_with_any(data_file.string(), {".gz"}))
     return check_gzip_size(data_file, promised, name);
   std::error_code ec;
   const uintmax_t size = fs::file_size(data_file, ec);
@@ -173,9 +163,8 @@ std::optional<std::string> check_metaimage(const fs::path& path) {
 }  // namespace
 
 std::optional<std::string> incomplete_data_reason(const fs::path& path) {
-  const std::string name = lowercase(path.filename().string());
   try {
-    if (ends_with(name, ".mha") || ends_with(name, ".mhd")) return check_metaimage(path);
+    if (name_ends_with_any(path, {".mha", ".mhd"})) return check_metaimage(path);
     if (is_single_nifti_name(path)) return check_nifti(path, path, path);
     if (is_nifti_pair_name(path))
       return check_nifti(path, pair_member(path, "hdr"), pair_member(path, "img"));

@@ -8,6 +8,7 @@
 #include <regpipe/host/input_file.hpp>
 
 #include "image/data_completeness.hpp"
+#include "image/file_names.hpp"
 #include "image/file_grid_checks.hpp"
 #include "image/metaimage_header_checks.hpp"
 #include "image/nifti_header.hpp"
@@ -99,12 +100,6 @@ using image_detail::header_mutex;
 itk::ImageIOBase::Pointer create_image_io(const fs::path& path, itk::IOFileModeEnum mode) {
   std::lock_guard<std::mutex> lock(header_mutex());
   return itk::ImageIOFactory::CreateImageIO(path.c_str(), mode);
-}
-
-std::string lowercase(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
 }
 
 // The words of an ITK exception that explain, on one line.
@@ -333,7 +328,7 @@ typename itk::Image<T, 3>::Pointer to_itk(const Image& image, const fs::path& pa
 // Files that the written file brings along; the header-plus-data formats that name their
 // data file inside the header (.mhd, .nhdr) cannot be renamed into place and are refused.
 std::vector<std::string> companions_for_writing(const fs::path& path) {
-  const std::string extension = lowercase(full_extension(path));
+  const std::string extension = image_detail::lowercase(full_extension(path));
   if (extension == ".nii.gz" || extension == ".nii" || extension == ".mha" || extension == ".nrrd")
     return {};
   if (extension == ".hdr") return {full_extension(path) == ".HDR" ? ".IMG" : ".img"};
@@ -471,7 +466,7 @@ void prepare_image_io() { register_formats(); }
 void write_image(const Image& image, const fs::path& path, VoxelType type) {
   register_formats();
   const std::vector<std::string> companions = companions_for_writing(path);
-  const std::string extension = lowercase(full_extension(path));
+  const std::string extension = image_detail::lowercase(full_extension(path));
   if (image.nifti && (extension == ".nii.gz" || extension == ".nii")) return write_nifti(image, path, type);
   switch (type) {
     case VoxelType::uint8: return write_as<uint8_t>(image, path, companions);
@@ -521,7 +516,7 @@ void write_image_volumes(const ImageVolumes& series, const fs::path& path, Voxel
     throw UserError("cannot write '" + path.string() + "': there is no volume to write");
   if (series.volumes.size() == 1) return write_image(series.volumes.front(), path, type);
   register_formats();
-  const std::string extension = lowercase(full_extension(path));
+  const std::string extension = image_detail::lowercase(full_extension(path));
   if (extension != ".nii.gz" && extension != ".nii")
     throw UserError("cannot write '" + path.string() + "': a series of " +
                     std::to_string(series.volumes.size()) +

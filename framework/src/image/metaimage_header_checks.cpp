@@ -1,5 +1,7 @@
 #include "image/metaimage_header_checks.hpp"
 
+#include "image/file_names.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -21,17 +23,11 @@ std::string trimmed(const std::string& s) {
   return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
 }
 
-bool is_metaimage_name(const fs::path& path) {
-  std::string extension = path.extension().string();
-  std::transform(extension.begin(), extension.end(), extension.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return extension == ".mha" || extension == ".mhd";
-}
 
 }  // namespace
 
 std::optional<std::string> metaimage_header_problem(const fs::path& path) {
-  if (!is_metaimage_name(path)) return std::nullopt;
+  if (!name_ends_with_any(path, {".mha", ".mhd"})) return std::nullopt;
   std::ifstream in(path, std::ios::binary);
   // As MetaIO reads: a key up to '=', its value up to the line's end; the voxels follow
   // ElementDataFile.

@@ -1,5 +1,7 @@
 #include "image/raw_nifti_header.hpp"
 
+#include "image/file_names.hpp"
+
 #include <zlib.h>
 
 #include <algorithm>
@@ -12,22 +14,6 @@ namespace fs = std::filesystem;
 namespace regpipe::image_detail {
 namespace {
 
-std::string lowercase(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-bool name_ends_with_any(const fs::path& path, std::initializer_list<const char*> suffixes) {
-  const std::string name = lowercase(path.filename().string());
-  return std::any_of(suffixes.begin(), suffixes.end(),
-                     [&](const char* suffix) { return ends_with(name, suffix); });
-}
 
 }  // namespace
 
@@ -71,7 +57,7 @@ std::string RawNiftiHeader::magic() const {
 
 fs::path pair_member(const fs::path& path, const std::string& member) {
   std::string name = path.filename().string();
-  const size_t at = name.size() - (ends_with(lowercase(name), ".gz") ? 6 : 3);
+  const size_t at = name.size() - (ends_with_any(name, {".gz"}) ? 6 : 3);
   const bool upper = std::isupper(static_cast<unsigned char>(name[at])) != 0;
   for (size_t i = 0; i < 3; ++i)
     name[at + i] = upper ? char(std::toupper(static_cast<unsigned char>(member[i]))) : member[i];
