@@ -2,7 +2,10 @@
 # The fuzz job: builds the libFuzzer targets (build-sanitize/, shared with scripts/sanitize.sh),
 # replays the committed regression inputs (fuzz/regressions/<target>: fixed findings; those
 # in fuzz/regressions/open/ still wait for theirs), then fuzzes each target
-# for REGPIPE_FUZZ_SECONDS (default 60) from its seed corpus (fuzz/corpus/<target>).
+# from its seed corpus (fuzz/corpus/<target>). CI's runs are the same every time (a fixed seed
+# and REGPIPE_FUZZ_RUNS inputs, default 20000: a finding fails every run until fixed, never
+# one run in ten); REGPIPE_FUZZ_SECONDS, when set, fuzzes for that long from a fresh seed
+# instead (exploration, off CI).
 # New corpus inputs go to build-sanitize/fuzz/<target>/corpus, crashes to .../artifacts.
 #   REGPIPE_FUZZ_SECONDS=1200 nice -n 19 bash scripts/fuzz.sh image   # one target, 20 minutes
 set -euo pipefail
@@ -25,8 +28,16 @@ for target in "${targets[@]}"; do
     "$fuzzer" "${options[@]}" "${regressions[@]}" > "$work/regressions.log" 2>&1 ||
       { tail -50 "$work/regressions.log"; exit 1; }
   fi
-  echo "fuzz: $target for ${REGPIPE_FUZZ_SECONDS:-60} s"
-  "$fuzzer" "${options[@]}" -max_total_time="${REGPIPE_FUZZ_SECONDS:-60}" -print_final_stats=1 \
-    "$work/corpus" "fuzz/corpus/$target" > "$work/fuzz.log" 2>&1 || { tail -80 "$work/fuzz.log"; exit 1; }
+  if [ -n "${REGPIPE_FUZZ_SECONDS:-}" ]; then
+    echo "fuzz: $target for $REGPIPE_FUZZ_SECONDS s"
+    budget=(-max_total_time="$REGPIPE_FUZZ_SECONDS" "$work/corpus")
+  else
+    echo "fuzz: $target, ${REGPIPE_FUZZ_RUNS:-20000} inputs from seed 1"
+    # New inputs go to an emptied folder: every run starts from the committed corpus alone.
+    rm -rf "$work/ci_corpus" && mkdir -p "$work/ci_corpus"
+    budget=(-seed=1 -runs="${REGPIPE_FUZZ_RUNS:-20000}" "$work/ci_corpus")
+  fi
+  "$fuzzer" "${options[@]}" "${budget[@]}" -print_final_stats=1 \
+    "fuzz/corpus/$target" > "$work/fuzz.log" 2>&1 || { tail -80 "$work/fuzz.log"; exit 1; }
   grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb" "$work/fuzz.log" | sed "s/^/fuzz: $target: /"
 done

@@ -126,6 +126,10 @@ const HeaderCase kHeaderCases[] = {
     {"SformNaN", [](Bytes& h) { put<float>(h, 280, kNaN); }, "its sform's srow_x[0] is nan"},
     {"SformInfinite", [](Bytes& h) { put<float>(h, 300, kInf); }, "its sform's srow_y[1] is inf"},
     {"SformOffsetInfinite", [](Bytes& h) { put<float>(h, 324, -kInf); }, "its sform's srow_z[3] is -inf"},
+    // Finite but absurd: ITK's SVD of such a matrix spun for minutes (the image fuzzer).
+    {"SformOf1e20Millimetres", [](Bytes& h) { put<float>(h, 320, 9.6e20f); }, "its sform's srow_z[2] is 9.60000033e+20"},
+    {"QoffsetOfAThousandKilometres", [](Bytes& h) { put<float>(h, 268, 1e9f); }, "its qform's qoffset_x is 1e+09"},
+    {"PixdimOfAKilometre", [](Bytes& h) { put<float>(h, 84, 2e6f); }, "pixdim[2] (the voxel size along axis 2) is 2000000; voxel sizes are finite, positive and below 1e6 mm"},
 };
 
 class HostileNiftiHeader : public testing::TestWithParam<HeaderCase> {};
@@ -189,7 +193,7 @@ TEST(ImageHeaderRobustness, AnAnalyzeVoxelSizeOfZeroIsRefused) {
   n.qform_code = n.sform_code = 0;
   n.pixdim[1] = 0.0f;
   n.write_analyze(dir / "flat.hdr");
-  expect_refused(dir / "flat.hdr", "pixdim[2] (the voxel size along axis 2) is 0; voxel sizes are finite and not 0");
+  expect_refused(dir / "flat.hdr", "pixdim[2] (the voxel size along axis 2) is 0; voxel sizes are finite, not 0 and below 1e6 mm");
   expect_refused(dir / "flat.img", "pixdim[2] (the voxel size along axis 2) is 0");
 }
 
@@ -297,6 +301,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "field 2 of its header ('NDims') has no '='"},
         TextCase{"SpacingZero", metaimage({{"ElementSpacing", "1 0 1"}}), "its voxel size along axis 1 is 0"},
         TextCase{"SpacingNegative", metaimage({{"ElementSpacing", "-1 1 1"}}), "its voxel size along axis 0 is -1"},
+        TextCase{"SpacingOfAThousandKilometres", metaimage({{"ElementSpacing", "1 1e9 1"}}), "its voxel size along axis 1 is 1e+09"},
+        TextCase{"OriginOf1e31Millimetres", metaimage({{"Offset", "0 0 7.2e31"}}), "its origin along axis 2 is 7.2e+31 mm"},
         // MetaIO stops at a number it cannot parse: the header is malformed.
         TextCase{"SpacingNaN", metaimage({{"ElementSpacing", "1 1 nan"}}), "its MetaImage header is malformed"},
         TextCase{"OriginInfinite", metaimage({{"Offset", "0 1e400 0"}}), "its MetaImage header is malformed"},

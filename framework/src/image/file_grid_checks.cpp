@@ -47,10 +47,11 @@ std::optional<std::string> geometry_problem(const FileGrid& grid) {
     if (grid.sizes[d] == 0) return "its size" + axis + " is 0";
     // A time axis may have a step of 0 (NIfTI's pixdim[4] of a series without a TR).
     const bool spatial = d < 3;
-    if (!std::isfinite(grid.spacing[d]) || (spatial ? grid.spacing[d] <= 0.0 : grid.spacing[d] < 0.0))
+    if (!std::isfinite(grid.spacing[d]) || (spatial ? grid.spacing[d] <= 0.0 : grid.spacing[d] < 0.0) ||
+        (spatial && grid.spacing[d] >= kFarthestMm))
       return "its voxel size" + axis + " is " + number(grid.spacing[d]) + "; voxel sizes are finite and " +
-             (spatial ? "positive" : "not negative");
-    if (!std::isfinite(grid.origin[d])) return "its origin" + axis + " is " + number(grid.origin[d]);
+             (spatial ? "positive, below 1e6 mm" : "not negative");
+    if (!(std::abs(grid.origin[d]) < kFarthestMm)) return "its origin" + axis + " is " + number(grid.origin[d]) + " mm";
   }
   Eigen::MatrixXd direction(axes, axes);
   for (size_t c = 0; c < axes; ++c)

@@ -11,6 +11,11 @@
 
 namespace regpipe::image_detail {
 
+// No image's voxel size or world coordinate is a kilometre or more: a header claiming one is
+// corrupt, and ITK's SVD of such a matrix may spin for minutes (the image fuzzer's sform of
+// 1e20 and 1e31 mm).
+constexpr double kFarthestMm = 1e6;
+
 struct FileGrid {
   std::vector<uint64_t> sizes;                 // every axis of the file
   uint64_t bytes_per_voxel = 0;                // as stored

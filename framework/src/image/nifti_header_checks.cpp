@@ -1,5 +1,6 @@
 #include "image/nifti_header_checks.hpp"
 
+#include "image/file_grid_checks.hpp"
 #include "image/raw_nifti_header.hpp"
 
 #include <algorithm>
@@ -100,11 +101,11 @@ std::optional<std::string> type_problem(const RawNiftiHeader& h) {
 std::optional<std::string> pixdim_problem(const RawNiftiHeader& h, bool is_nifti) {
   for (int d = 1; d <= std::min(3, h.dim(0)); ++d) {
     const float size = h.pixdim(d);
-    const bool usable = std::isfinite(size) && (is_nifti ? size > 0.0f : size != 0.0f);
+    const bool usable = std::isfinite(size) && (is_nifti ? size > 0.0f : size != 0.0f) && std::abs(size) < kFarthestMm;
     if (!usable)
       return "pixdim[" + std::to_string(d) + "] (the voxel size along axis " + std::to_string(d) +
-             ") is " + number(size) + "; voxel sizes are finite and " +
-             (is_nifti ? "positive" : "not 0");
+             ") is " + number(size) + "; voxel sizes are finite, " + (is_nifti ? "positive" : "not 0") +
+             " and below 1e6 mm";
   }
   return std::nullopt;
 }
@@ -127,21 +128,22 @@ std::optional<std::string> vox_offset_problem(const RawNiftiHeader& h, bool pair
 }
 
 // niftilib turns each form into a matrix when its code is set; ITK then decomposes it with
-// vnl, which aborts on NaN or infinity.
+// vnl, which aborts on NaN or infinity and may spin on elements of 1e20 (kFarthestMm).
 std::optional<std::string> forms_problem(const RawNiftiHeader& h) {
   if (h.field<int16_t>(nifti_offset::qform_code) > 0) {
     static const char* const names[] = {"quatern_b", "quatern_c", "quatern_d",
                                         "qoffset_x", "qoffset_y", "qoffset_z"};
     for (int i = 0; i < 6; ++i) {
       const float value = h.field<float>(nifti_offset::quatern_b + 4 * size_t(i));
-      if (!std::isfinite(value)) return std::string("its qform's ") + names[i] + " is " + number(value);
+      const bool usable = i < 3 ? std::isfinite(value) : std::abs(value) < kFarthestMm;
+      if (!usable) return std::string("its qform's ") + names[i] + " is " + number(value);
     }
     if (!std::isfinite(h.pixdim(0))) return "its qform's qfac (pixdim[0]) is " + number(h.pixdim(0));
   }
   if (h.field<int16_t>(nifti_offset::sform_code) > 0) {
     for (int i = 0; i < 12; ++i) {
       const float value = h.field<float>(nifti_offset::srow_x + 4 * size_t(i));
-      if (!std::isfinite(value))
+      if (!(std::abs(value) < kFarthestMm))
         return std::string("its sform's srow_") + "xyz"[i / 4] + "[" + std::to_string(i % 4) +
                "] is " + number(value);
     }
