@@ -218,15 +218,6 @@ class PipelineDof : public ::testing::Test {
   HostServices services_;
 };
 
-std::string user_error(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 }  // namespace
 
 TEST_F(PipelineDof, MinorOneOptimizerIsGivenAnyDof) {
@@ -236,7 +227,7 @@ TEST_F(PipelineDof, MinorOneOptimizerIsGivenAnyDof) {
 }
 
 TEST_F(PipelineDof, DeclaredSetRefusesOtherDofWhileValidating) {
-  EXPECT_EQ(user_error([&] { load("optimizer_dof", 3); }),
+  EXPECT_EQ(test::message_of([&] { load("optimizer_dof", 3); }),
             (dir_ / "pipeline.yaml").string() +
                 ":3:8: registration.dof=3 is not supported by optimizer 'test.fake_optimizer', "
                 "which supports DOF 6 or 12; optimizers that support 3 DOF: optim.powell");
@@ -248,7 +239,7 @@ TEST_F(PipelineDof, DeclaredSetRefusesOtherDofWhileValidating) {
 TEST_F(PipelineDof, DriverRefusesTheOptimizerBeforeCreatingIt) {
   Pipeline p = load("optimizer_dof", 6);
   p.registration.dof = 9;
-  EXPECT_EQ(user_error([&] { create_registration_components(p, *host_, services_); }),
+  EXPECT_EQ(test::message_of([&] { create_registration_components(p, *host_, services_); }),
             "no usable optimizer plugin among test.fake_optimizer:\n"
             "  test.fake_optimizer: supports DOF 6 or 12, not registration.dof=9");
 }

@@ -4,6 +4,8 @@
 // into one folder at once.
 #include <regpipe/host/atomic_file.hpp>
 #include <regpipe/host/image.hpp>
+#include <regpipe/host/transform_file.hpp>
+#include <regpipe/host/transform_io.hpp>
 
 #include "support/test_support.hpp"
 
@@ -210,4 +212,17 @@ TEST_F(InputRobustness, AnImagePathThatIsNotAFileIsRefusedAtOnce) {
       expect_refused(status, out, {"cannot read image '" + path.string() + "'", what});
       EXPECT_FALSE(fs::exists(result())) << key;
     }
+}
+
+// The same for a transform file, in each of its readers.
+TEST_F(InputRobustness, ATransformPathThatIsAFifoIsRefusedAtOnce) {
+  for (const char* name : {"fifo.mat", "fifo.tfm"}) {
+    ASSERT_EQ(::mkfifo((dir_ / name).c_str(), 0600), 0);
+    const std::string fifo = (dir_ / name).string();
+    for (const std::string& message :
+         {regpipe::test::message_of([&] { regpipe::detect_transform_format(dir_ / name); }),
+          regpipe::test::message_of([&] { regpipe::read_matrix_file(dir_ / name); }),
+          regpipe::test::message_of([&] { regpipe::read_itk_transform(dir_ / name); })})
+      EXPECT_NE(message.find("'" + fifo + "': it is a FIFO (named pipe), not a file"), std::string::npos) << message;
+  }
 }

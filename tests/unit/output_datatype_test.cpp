@@ -70,15 +70,6 @@ Image small_image(const std::vector<float>& values) {
   return image;
 }
 
-std::string user_error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no UserError)";
-}
-
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 }  // namespace
@@ -146,9 +137,9 @@ TEST(OutputDatatype, AFailedTypedWriteLeavesNothing) {
   TempDir dir;
   const Image image = small_image({1.0f, 2.0f, 3.0f, 4.0f});
   const std::string missing =
-      user_error_of([&] { write_image(image, dir / "nowhere" / "a.nii.gz", VoxelType::uint8); });
+      regpipe::test::message_of([&] { write_image(image, dir / "nowhere" / "a.nii.gz", VoxelType::uint8); });
   EXPECT_NE(missing.find("does not exist"), std::string::npos) << missing;
-  const std::string proc = user_error_of([&] { write_image(image, "/proc/x.nii", VoxelType::int16); });
+  const std::string proc = regpipe::test::message_of([&] { write_image(image, "/proc/x.nii", VoxelType::int16); });
   EXPECT_EQ(proc.rfind("cannot write '/proc/x.nii': ", 0), 0u) << proc;
   EXPECT_FALSE(fs::exists("/proc/x.nii"));
   EXPECT_TRUE(fs::is_empty(dir.path()));
@@ -230,14 +221,14 @@ TEST_F(PipelineDatatype, UnknownDatatypeIsAValidationErrorWithASuggestion) {
                                       "  dir: out\n"
                                       "  datatype: int61\n";
   const std::string message =
-      user_error_of([&] { load_pipeline(dir_ / "bad.yaml", {}, host_); });
+      regpipe::test::message_of([&] { load_pipeline(dir_ / "bad.yaml", {}, host_); });
   EXPECT_NE(message.find("bad.yaml:6:13: "), std::string::npos) << message;
   EXPECT_NE(message.find("outputs.datatype=int61 is not one of moving, uint8, int8, uint16, "
                          "int16, uint32, int32, float32, float64"),
             std::string::npos)
       << message;
   EXPECT_NE(message.find("int16"), std::string::npos) << message;
-  const std::string from_set = user_error_of(
+  const std::string from_set = regpipe::test::message_of(
       [&] { load_pipeline(dir_ / "pipeline.yaml", {{"outputs.datatype", "float"}}, host_); });
   EXPECT_NE(from_set.find("outputs.datatype=float is not one of"), std::string::npos) << from_set;
 }

@@ -6,6 +6,7 @@
 // x -> M x + offset with M and offset already folding in its centre.
 #include <regpipe/host/atomic_file.hpp>
 #include <regpipe/host/error.hpp>
+#include <regpipe/host/input_file.hpp>
 #include <regpipe/host/image.hpp>
 #include <regpipe/host/transform_io.hpp>
 
@@ -144,9 +145,7 @@ void write_itk_transform(const fs::path& path, const Eigen::Matrix4d& ref_to_mov
 
 Eigen::Matrix4d read_itk_transform(const fs::path& path) {
   prepare_transform_io();
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw read_error(path, "no such file");
-  if (fs::is_directory(path, ec)) throw read_error(path, "it is a folder, not a transform file");
+  if (const auto problem = input_file_problem(path)) throw read_error(path, *problem);
   require_itk_extension(path, "read");
   transform_detail::require_size_at_most(path, transform_detail::kItkFileMaxBytes, "ITK transform file of one affine");
   const std::string extension = path.extension().string();

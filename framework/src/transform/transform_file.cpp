@@ -1,4 +1,5 @@
 #include <regpipe/host/error.hpp>
+#include <regpipe/host/input_file.hpp>
 #include <regpipe/host/transform_file.hpp>
 #include <regpipe/host/transform_io.hpp>
 
@@ -72,9 +73,7 @@ const char* format_name(TransformFormat format) {
 }
 
 TransformFormat detect_transform_format(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec))
-    throw transform_error(path, "read", fs::exists(path, ec) ? "not a file" : "no such file");
+  if (const auto problem = input_file_problem(path)) throw transform_error(path, "read", *problem);
   const std::string extension = path.extension().string();
   if (extension == ".tfm" || extension == ".h5" || extension == ".hdf5") return TransformFormat::Itk;
   if (extension == ".mat")

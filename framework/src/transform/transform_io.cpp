@@ -13,6 +13,7 @@
 // ITK's files are read and written through ITK (itk_transform_io.cpp).
 #include <regpipe/host/atomic_file.hpp>
 #include <regpipe/host/error.hpp>
+#include <regpipe/host/input_file.hpp>
 #include <regpipe/host/transform_io.hpp>
 
 #include "transform/file_size_limit.hpp"
@@ -67,8 +68,8 @@ UserError transform_error(const fs::path& path, const std::string& reason) {
 }
 
 std::vector<std::string> read_lines(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw transform_error(path, "no such file");
+  // A FIFO would block the reader, a device never end.
+  if (const auto problem = input_file_problem(path)) throw transform_error(path, *problem);
   transform_detail::require_size_at_most(path, transform_detail::kMatrixTextMaxBytes, "4x4 matrix file");
   std::ifstream in(path);
   if (!in) throw transform_error(path, "the file cannot be opened");
