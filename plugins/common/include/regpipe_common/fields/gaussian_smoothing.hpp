@@ -1,0 +1,26 @@
+// Gaussian smoothing of a displacement (or velocity) field, SyN's regulariser.
+#pragma once
+
+#include <regpipe_common/fields/displacement_field.hpp>
+#include <regpipe_common/fields/field_execution.hpp>
+
+namespace regpipe_common {
+
+// The largest sigma accepted: the discrete kernel's Bessel terms overflow a double beyond
+// t = sigma^2 of about 700, and no field regulariser needs a kernel this wide.
+constexpr double kMaxFieldSigmaVoxels = 25.0;
+
+// Smooths each vector component separably along the voxel axes with the same sigma, in
+// voxels (index space, as ANTs does). NOTE: ANTs' SyN[step, a, b] hands a and b to
+// itk::GaussianOperator as VARIANCES in voxels^2, so ANTs' SyN[0.1, 3, 0] is sigma_voxels =
+// sqrt(3) here. The kernel is the discrete Gaussian exp(-t) I_n(t), t = sigma^2 (Lindeberg's
+// scale-space kernel, which ITK's GaussianOperator uses too), cut where both tails together
+// hold less than 0.001 of the mass (SyN's MaximumError) or at the axis length, normalised to
+// sum 1. Beyond an edge the edge vector repeats (ITK's default zero-flux Neumann condition),
+// so a constant field stays constant. sigma 0 leaves the field as it is; a negative,
+// non-finite or larger than kMaxFieldSigmaVoxels sigma throws rp::Error(RP_INVALID_ARGUMENT).
+// Not done here (SyN's own step): ANTs then zeroes the border planes of the smoothed field.
+void smooth_field_gaussian(DisplacementField& field, double sigma_voxels,
+                           Execution execution = Execution::parallel);
+
+}  // namespace regpipe_common

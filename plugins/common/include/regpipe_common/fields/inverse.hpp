@@ -1,0 +1,37 @@
+// Inverse of a displacement field by fixed-point iteration (Chen et al. 2008, "A simple
+// fixed-point approach to invert a deformation field", Med Phys 35:81), as ANTs'
+// InvertDisplacementFieldImageFilter keeps SyN's inverse: v_{n+1}(x) = -u(x + v_n(x)).
+// It converges where the map is a contraction, i.e. |grad u| < 1: any smooth diffeomorphic
+// field of a registration.
+#pragma once
+
+#include <regpipe_common/fields/displacement_field.hpp>
+#include <regpipe_common/fields/field_execution.hpp>
+
+namespace regpipe_common {
+
+struct InverseOptions {
+  int max_iterations = 20;         // ANTs' default
+  double max_residual_mm = 0.001;  // stop once every voxel's residual is at most this
+};
+
+struct InverseResult {
+  DisplacementField inverse;  // on u's grid
+  int iterations = 0;         // updates made
+  // Residual of the returned inverse v: r(x) = |v(x) + u(x + v(x))|, i.e. how far the map
+  // "v then u" (compose_first_then_second(v, u)) moves the grid point x, in mm.
+  double max_residual_mm = 0.0;
+  double mean_residual_mm = 0.0;
+  bool converged = false;     // max_residual_mm <= options.max_residual_mm
+};
+
+// Inverts u on its own grid, starting from `initial_guess` (same grid as u; e.g. the previous
+// SyN iteration's inverse) or from zero when null. Iterations update every voxel from the
+// previous iterate only (Jacobi), so the result does not depend on the voxel order or thread
+// count. Throws rp::Error(RP_INVALID_ARGUMENT) for max_iterations < 0, a negative tolerance
+// or an initial guess on another grid.
+InverseResult invert_displacement_field(const DisplacementFieldView& u, const InverseOptions& options,
+                                        const DisplacementField* initial_guess = nullptr,
+                                        Execution execution = Execution::parallel);
+
+}  // namespace regpipe_common
