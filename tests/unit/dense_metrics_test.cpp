@@ -136,6 +136,8 @@ struct LccCase {
   bool weighted;
 };
 
+void PrintTo(const LccCase& c, std::ostream* os) { *os << c.name; }
+
 LocalWindow box(std::size_t radius) { return {WindowShape::box, radius, 0.0}; }
 LocalWindow gaussian(double sigma_mm) { return {WindowShape::gaussian, 0, sigma_mm}; }
 
@@ -175,7 +177,7 @@ TEST_P(LocalCcAgainstWindowLoops, CostAndGradientAgree) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DenseMetrics, LocalCcAgainstWindowLoops, testing::ValuesIn(lcc_cases()),
-                         [](const testing::TestParamInfo<LccCase>& info) { return info.param.name; });
+                         [](const testing::TestParamInfo<LccCase>& tested) { return tested.param.name; });
 
 // ---- Gradients against finite differences of the cost ---------------------------------------
 
@@ -406,9 +408,10 @@ TEST(DenseMetrics, VoxelsOfWeightZeroGetNoGradient) {
                                         [&] { mattes_mutual_information(im.input(), {32}, gradient); }};
   for (const auto& run : runs) {
     run();
-    for (std::size_t i = 0; i < im.weight.size(); ++i)
-      if (im.weight[i] == 0.0f)
-        for (int a = 0; a < 3; ++a) ASSERT_EQ(gradient[3 * i + a], 0.0);
+    for (std::size_t i = 0; i < im.weight.size(); ++i) {
+      if (im.weight[i] != 0.0f) continue;
+      for (int a = 0; a < 3; ++a) ASSERT_EQ(gradient[3 * i + a], 0.0) << "voxel " << i;
+    }
   }
 }
 

@@ -7,8 +7,9 @@
 //   - the fixed image takes a zero-order (box) window: its bin is floor(t) clamped to
 //     [2, bins-3]; the moving one a cubic B-spline window beta3(kappa - t) over the four bins
 //     around t (these sum to 1, so the histogram's total is W = sum w);
-//   - p(iota, kappa) = (1 / W) sum_x w(x) [iota = fixed bin(x)] beta3(kappa - t_m(x)),
-//     MI = sum over p > 0 of p log(p / (p_F p_M)) (nats), cost = -MI.
+//   - p(iota, kappa) = (1 / W) sum_x w(x) [iota = fixed bin(x)] beta3(kappa - t_m(x)), W the
+//     histogram's total (= sum w up to rounding), MI = sum over p > 0 of p log(p / (p_F p_M))
+//     (nats), cost = -MI; no weight at all gives measure_math's worst MI cost, 0.
 // Gradient (d cost / d u, dense_image.hpp), Mattes' derivative with the moving image's own
 // variation in place of the transform Jacobian:
 //   d cost / d m(x) = w(x) / (W width_m) sum_kappa beta3'(kappa - t_m(x)) log(p(iota_x, kappa) / p_M(kappa)),
