@@ -1,4 +1,4 @@
-// Mattes mutual information (Mattes et al. 2003, IEEE TMI 22:120-128, section III: the
+// Mattes mutual information (Mattes et al. 2003, IEEE TMI 22:120-128, their method: the
 // Parzen joint histogram and its analytic derivative), binned as ITK's
 // MattesMutualInformationImageToImageMetricv4, ANTs' MI metric:
 //   - each image's intensities are mapped over its [min, max] among the voxels of weight > 0
