@@ -15,6 +15,8 @@
 //     every result is bitwise the same serial or parallel, on any number of cores.
 #pragma once
 
+#include <regpipe_common/execution.hpp>
+
 #include <regpipe_common/parallel_slabs.hpp>
 #include <regpipe_common/voxel_map.hpp>
 
@@ -41,7 +43,7 @@ struct DenseCostInput {
   std::span<const float> moving_gradient;  // 3 per voxel, 1/mm; needed only for a gradient
 };
 
-enum class Execution { parallel, serial };
+using regpipe_common::Execution;
 
 inline double weight_at(const DenseCostInput& in, std::size_t i) {
   return in.weight.empty() ? 1.0 : double(in.weight[i]);

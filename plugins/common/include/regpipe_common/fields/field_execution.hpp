@@ -4,13 +4,12 @@
 // already parallel and for the tests that prove that claim.
 #pragma once
 
+#include <regpipe_common/execution.hpp>
 #include <regpipe_common/parallel_slabs.hpp>
 
 #include <cstddef>
 
 namespace regpipe_common {
-
-enum class Execution { parallel, serial };
 
 template <class PlaneWork>
 void for_each_plane(int planes, Execution execution, const PlaneWork& work) {
