@@ -5,7 +5,7 @@
 #include <regpipe_common/dense_metrics/local_cc.hpp>
 #include <regpipe_common/dense_metrics/mattes_mi.hpp>
 #include <regpipe_common/dense_metrics/mean_squares.hpp>
-#include <regpipe_common/dense_metrics/reference_loops.hpp>
+#include "dense_metrics_reference_loops.hpp"
 
 #include <gtest/gtest.h>
 
