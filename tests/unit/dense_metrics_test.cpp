@@ -426,11 +426,11 @@ TEST(DenseMetrics, AnAllZeroWeightGivesTheWorstCost) {
 TEST(DenseMetrics, MismatchedSizesAndTooFewBinsAreRefused) {
   Images im = make_images(Content::smooth, false);
   std::vector<double> gradient(im.moving_gradient.size() - 3);
-  EXPECT_THROW(local_cc(im.input(), {}, gradient), std::invalid_argument);
+  EXPECT_THROW(local_cc(im.input(), {}, gradient), rp::Error);
   im.moving.pop_back();
-  EXPECT_THROW(mean_squares(im.input()), std::invalid_argument);
+  EXPECT_THROW(mean_squares(im.input()), rp::Error);
   im = make_images(Content::smooth, false);
-  EXPECT_THROW(mattes_mutual_information(im.input(), {4}), std::invalid_argument);
+  EXPECT_THROW(mattes_mutual_information(im.input(), {4}), rp::Error);
 }
 
 }  // namespace

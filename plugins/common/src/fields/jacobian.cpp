@@ -1,5 +1,7 @@
 #include <regpipe_common/fields/jacobian.hpp>
 
+#include <regpipe_common/central_difference.hpp>
+
 #include <algorithm>
 #include <limits>
 
@@ -13,12 +15,11 @@ struct PlaneStats {
 };
 
 // d u / d (voxel index along one axis) at index `at` of a line of `length`, neighbours
-// `step` vectors apart.
+// `step` vectors apart (central_difference.hpp).
 Vec3 index_derivative(const DisplacementFieldView& f, std::size_t i, int at, int length, std::size_t step) {
-  if (length == 1) return {0.0, 0.0, 0.0};
-  const std::size_t lo = at == 0 ? i : i - step, hi = at == length - 1 ? i : i + step;
-  const double spacing = (at == 0 || at == length - 1) ? 1.0 : 2.0;
-  return (1.0 / spacing) * (vector_at(f, hi) - vector_at(f, lo));
+  const auto [lo, hi] = difference_neighbours(at, length);
+  if (hi == lo) return {0.0, 0.0, 0.0};
+  return (1.0 / double(hi - lo)) * (vector_at(f, i + (hi - at) * step) - vector_at(f, i - (at - lo) * step));
 }
 
 }  // namespace

@@ -15,8 +15,8 @@
 //     every result is bitwise the same serial or parallel, on any number of cores.
 #pragma once
 
+#include <regpipe/plugin.hpp>
 #include <regpipe_common/execution.hpp>
-
 #include <regpipe_common/parallel_slabs.hpp>
 #include <regpipe_common/voxel_map.hpp>
 
@@ -24,7 +24,6 @@
 #include <cmath>
 #include <cstddef>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -50,10 +49,10 @@ inline double weight_at(const DenseCostInput& in, std::size_t i) {
 }
 
 inline void require(bool ok, const std::string& message) {
-  if (!ok) throw std::invalid_argument("dense metric: " + message);
+  if (!ok) throw rp::Error(RP_INVALID_ARGUMENT, "dense metric: " + message);
 }
 
-// Throws std::invalid_argument naming what is wrong. gradient_out may be empty (cost only).
+// Throws rp::Error(RP_INVALID_ARGUMENT) naming what is wrong. gradient_out may be empty (cost only).
 inline void check_input(const DenseCostInput& in, std::span<const double> gradient_out) {
   const Grid& g = in.grid.dims;
   require(g.nx >= 1 && g.ny >= 1 && g.nz >= 1, "grid dimensions must be at least 1");
@@ -74,12 +73,8 @@ inline std::size_t slab_count(std::size_t items) { return std::min<std::size_t>(
 template <class Work>
 void for_each_slab(std::size_t items, Execution execution, const Work& work) {
   const std::size_t slabs = slab_count(items);
-  auto one = [&](std::size_t s) { work(slab_begin(items, slabs, s), slab_begin(items, slabs, s + 1), s); };
-  if (execution == Execution::serial) {
-    for (std::size_t s = 0; s < slabs; ++s) one(s);
-  } else {
-    parallel_slabs(slabs, one);
-  }
+  for_each_index(slabs, execution,
+                 [&](std::size_t s) { work(slab_begin(items, slabs, s), slab_begin(items, slabs, s + 1), s); });
 }
 
 // sum over i in [0, items) of term(i), per slab then in slab order.

@@ -2,13 +2,13 @@
 // what the dense costs take as moving_gradient when the caller has no better one.
 #pragma once
 
+#include <regpipe_common/central_difference.hpp>
 #include <regpipe_common/dense_metrics/dense_image.hpp>
 
 namespace regpipe_common::dense_metrics {
 
-// (I(x+1) - I(x-1)) / 2h inside, one-sided (I(1) - I(0)) / h on the first and last planes of
-// an axis (ITK's CentralDifferenceImageFunction does the same at the border), 0 along an axis
-// of one voxel. Returns 3 floats per voxel, interleaved.
+// Central differences inside, one-sided on the first and last planes of an axis, 0 along an
+// axis of one voxel (central_difference.hpp). Returns 3 floats per voxel, interleaved.
 inline std::vector<float> central_difference_gradient(const DenseGrid& grid, std::span<const float> image,
                                                       Execution execution = Execution::parallel) {
   const Grid& g = grid.dims;
@@ -21,7 +21,7 @@ inline std::vector<float> central_difference_gradient(const DenseGrid& grid, std
     for (std::size_t i = begin; i < end; ++i) {
       const long at[3] = {long(i % g.nx), long(i / g.nx % g.ny), long(i / (std::size_t(g.nx) * g.ny))};
       for (int a = 0; a < 3; ++a) {
-        const long lo = at[a] > 0 ? at[a] - 1 : 0, hi = at[a] + 1 < size[a] ? at[a] + 1 : at[a];
+        const auto [lo, hi] = difference_neighbours(at[a], size[a]);
         const double rise = double(image[i + (hi - at[a]) * stride[a]]) - double(image[i - (at[a] - lo) * stride[a]]);
         gradient[3 * i + a] = hi > lo ? float(rise / (double(hi - lo) * grid.spacing_mm[a])) : 0.0f;
       }

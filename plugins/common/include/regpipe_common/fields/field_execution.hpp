@@ -1,11 +1,9 @@
 // How the field operations spread their work: over z-planes, each plane computed whole by one
 // thread and per-plane partial results combined in plane order, so every result is bitwise
-// the same serial or parallel, on any number of cores. Serial exists for callers that are
-// already parallel and for the tests that prove that claim.
+// the same serial or parallel, on any number of cores.
 #pragma once
 
 #include <regpipe_common/execution.hpp>
-#include <regpipe_common/parallel_slabs.hpp>
 
 #include <cstddef>
 
@@ -13,11 +11,7 @@ namespace regpipe_common {
 
 template <class PlaneWork>
 void for_each_plane(int planes, Execution execution, const PlaneWork& work) {
-  if (execution == Execution::serial) {
-    for (int z = 0; z < planes; ++z) work(z);
-    return;
-  }
-  parallel_slabs(std::size_t(planes), [&](std::size_t z) { work(int(z)); });
+  for_each_index(std::size_t(planes), execution, [&](std::size_t z) { work(int(z)); });
 }
 
 }  // namespace regpipe_common
