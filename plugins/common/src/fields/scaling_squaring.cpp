@@ -1,6 +1,7 @@
 #include <regpipe_common/fields/scaling_squaring.hpp>
 
 #include <regpipe_common/fields/composition.hpp>
+#include <regpipe_common/resample_request.hpp>
 
 #include <regpipe/plugin.hpp>
 
@@ -15,10 +16,7 @@ constexpr int kMaxSquarings = 30;
 
 double smallest_spacing_mm(const FieldGeometry& g) {
   double smallest = INFINITY;
-  for (int axis = 0; axis < 3; ++axis) {
-    const double* m = g.voxel_to_world;
-    smallest = std::min(smallest, std::sqrt(m[axis] * m[axis] + m[4 + axis] * m[4 + axis] + m[8 + axis] * m[8 + axis]));
-  }
+  for (int axis = 0; axis < 3; ++axis) smallest = std::min(smallest, axis_spacing(g.voxel_to_world, axis));
   return smallest;
 }
 

@@ -3,23 +3,14 @@
 // filter: a recursive filter is O(n) per line too but is neither exactly the clipped window
 // at the border nor exactly symmetric, and the exact CC gradient needs the window's adjoint
 // to be the window itself. Cost per voxel grows linearly with sigma (separable), not cubically.
+// The taps are the pyramid prefilter's (gaussian_half_kernel): unnormalised, so the centre
+// voxel has weight 1 in its own window as in the box; the correlation ignores the kernel's scale.
 #pragma once
 
-#include <cmath>
 #include <cstddef>
 #include <vector>
 
 namespace regpipe_common::dense_metrics {
-
-// Taps g[d] = exp(-d^2 / (2 sigma^2)) for d = 0 .. ceil(3 sigma), sigma in voxels. Not
-// normalised: g[0] = 1 gives the centre voxel weight 1 in its own window, as in the box, and
-// the correlation is invariant to the kernel's scale.
-inline std::vector<double> gaussian_taps(double sigma_voxels) {
-  const std::size_t reach = std::size_t(std::ceil(3.0 * sigma_voxels));
-  std::vector<double> taps(reach + 1);
-  for (std::size_t d = 0; d <= reach; ++d) taps[d] = std::exp(-double(d * d) / (2.0 * sigma_voxels * sigma_voxels));
-  return taps;
-}
 
 // out[i] = sum of taps[|j - i|] in[j] over the j within reach of i and inside [0, n).
 inline void tapped_sum_line(const double* in, double* out, std::size_t n, const std::vector<double>& taps) {

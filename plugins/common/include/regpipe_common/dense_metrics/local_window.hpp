@@ -6,6 +6,7 @@
 #include <regpipe_common/dense_metrics/box_sums.hpp>
 #include <regpipe_common/dense_metrics/dense_image.hpp>
 #include <regpipe_common/dense_metrics/gaussian_sums.hpp>
+#include <regpipe_common/resample_request.hpp>
 
 #include <array>
 
@@ -14,6 +15,7 @@ namespace regpipe_common::dense_metrics {
 enum class WindowShape {
   box,      // ANTs' CC: (2r+1)^3 voxels, weight 1
   gaussian  // weight exp(-|d|^2 / 2 sigma^2), d in mm along the axes, cut at 3 sigma per axis
+            // (and at the line's length, beyond which no tap can reach)
 };
 
 struct LocalWindow {
@@ -25,12 +27,13 @@ struct LocalWindow {
 // The window along each axis as taps[|d|], d the offset in voxels: ones for the box.
 inline std::array<std::vector<double>, 3> window_taps(const DenseGrid& grid, const LocalWindow& window) {
   std::array<std::vector<double>, 3> taps;
+  const int length[3] = {grid.dims.nx, grid.dims.ny, grid.dims.nz};
   for (int a = 0; a < 3; ++a) {
     if (window.shape == WindowShape::box) {
       taps[a].assign(window.radius_voxels + 1, 1.0);
     } else {
       require(std::isfinite(window.sigma_mm) && window.sigma_mm > 0.0, "the Gaussian window's sigma_mm must be positive");
-      taps[a] = gaussian_taps(window.sigma_mm / grid.spacing_mm[a]);
+      taps[a] = gaussian_half_kernel(window.sigma_mm / grid.spacing_mm[a], std::size_t(length[a]));
     }
   }
   return taps;
