@@ -10,7 +10,7 @@ image sampled trilinearly inside its field of view. Prints, along z translation 
 about the head's centre:
   - where CR (256 reference bins, FLIRT's direction), CR over a FIXED sample set (reference
     voxels inside the moving field of view at every offset tried: no region selection at the
-    slab's ends), MI (64x64 bins) and NGF (normalised gradient fields: edges only, no intensity
+    slab's ends), CR with each squared deviation capped at 20^2, MI (64x64 bins) and NGF (normalised gradient fields: edges only, no intensity
     model; Haber & Modersitzki 2006) have their minima;
   - which reference voxels pay for CR's preferred z scale, by depth below the reference head's
     surface: the sum over them of the change in (y - bin mean)^2.
@@ -41,15 +41,14 @@ class Pair:
         a_ref = voxel_to_lps(ref)
         self.world = index @ a_ref[:3, :3].T + a_ref[:3, 3]
         self.values = R[::step, ::step, ::step].reshape(-1)
-        self.head = self.values > foreground_threshold(R)
-        self.centre = self.world[self.head].mean(0)
+        threshold = foreground_threshold(R)
+        self.centre = self.world[self.values > threshold].mean(0)
         self.mov_from_world = np.linalg.inv(voxel_to_lps(mov))
         # World gradients for NGF: reference on its grid, moving sampled per transform.
         self.ref_gradient = (np.stack(np.gradient(R), -1)[::step, ::step, ::step].reshape(-1, 3)
                              @ np.linalg.inv(a_ref[:3, :3]))
         self.mov_gradient = np.gradient(M)
-        self.depth = None
-        mask = R > foreground_threshold(R)
+        mask = R > threshold
         spacing = np.linalg.norm(a_ref[:3, :3], axis=0)
         depth = (ndimage.distance_transform_edt(mask, sampling=spacing)
                  - ndimage.distance_transform_edt(~mask, sampling=spacing))
@@ -63,13 +62,15 @@ class Pair:
         return inside, values, p, m
 
 
-def correlation_ratio(x, y, bins, lo, hi):
-    """1 - eta^2(Y|X): within-bin variance of y over its total variance, x binned on [lo, hi]."""
+def correlation_ratio(x, y, bins, lo, hi, cap=np.inf):
+    """1 - eta^2(Y|X): within-bin variance of y over its total variance, x binned on [lo, hi].
+    With a finite cap, each squared deviation (from its bin's mean, and from the mean) counts
+    at most cap^2: the bounded form that issue 15's fix may take."""
     b = np.clip(((x - lo) / (hi - lo) * bins).astype(int), 0, bins - 1)
     n = np.bincount(b, minlength=bins)
-    s = np.bincount(b, y, bins)
-    within = (np.bincount(b, y * y, bins) - s * s / np.maximum(n, 1)).sum()
-    return within / ((y * y).sum() - y.sum() ** 2 / y.size)
+    bin_mean = np.bincount(b, y, bins) / np.maximum(n, 1)
+    within = np.minimum((y - bin_mean[b]) ** 2, cap * cap).sum()
+    return within / np.minimum((y - y.mean()) ** 2, cap * cap).sum()
 
 
 def neg_mutual_information(x, y, bins):
@@ -99,9 +100,10 @@ def minima(pair, centre, offsets, change):
     fixed = np.logical_and.reduce([s[0] for s in samples])
     lo, hi = pair.R.min(), pair.R.max()
     x = pair.values
-    costs = {"CR": [], "CR, fixed sample set": [], "MI": [], "NGF": []}
+    costs = {"CR": [], "CR, fixed sample set": [], "CR, deviations capped at 20": [], "MI": [], "NGF": []}
     for inside, y, p, m in samples:
         costs["CR"].append(correlation_ratio(x[inside], y[inside], 256, lo, hi))
+        costs["CR, deviations capped at 20"].append(correlation_ratio(x[inside], y[inside], 256, lo, hi, cap=20.0))
         costs["CR, fixed sample set"].append(correlation_ratio(x[fixed], y[fixed], 256, lo, hi))
         costs["MI"].append(neg_mutual_information(x[inside], y[inside], 64))
         costs["NGF"].append(neg_ngf(pair, inside, p, m))
@@ -124,8 +126,9 @@ def main(data_dir, centre_path):
         s[2, 3] = -d * c[2]
         return s
 
-    print("| change about the centre transform | " + " | ".join(["CR", "CR, fixed sample set", "MI", "NGF"]) + " |")
-    print("|---|---:|---:|---:|---:|")
+    names = ["CR", "CR, fixed sample set", "CR, deviations capped at 20", "MI", "NGF"]
+    print("| change about the centre transform | " + " | ".join(names) + " |")
+    print("|---|" + "---:|" * len(names))
     for name, change, offsets, unit in (("z translation (mm)", shift_z, np.linspace(-2.5, 2.5, 21), 1.0),
                                         ("z scale (%)", scale_z, np.linspace(-0.03, 0.03, 25), 100.0)):
         m = minima(pair, centre, offsets, change)
