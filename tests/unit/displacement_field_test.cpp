@@ -8,6 +8,7 @@
 #include <regpipe_common/fields/inverse.hpp>
 #include <regpipe_common/fields/jacobian.hpp>
 #include <regpipe_common/fields/random_diffeomorphism.hpp>
+#include <regpipe_common/fields/resample_field.hpp>
 #include <regpipe_common/fields/scaling_squaring.hpp>
 #include <regpipe_common/fields/warp_image.hpp>
 
@@ -194,6 +195,53 @@ TEST(GaussianSmoothing, SpreadsAnImpulseWithUnitMassAndVarianceSigmaSquared) {
   EXPECT_THROW(smooth_field_gaussian(f, -1.0), rp::Error);
 }
 
+TEST(GaussianSmoothing, OfAnImageKeepsConstantsAndSpreadsEachAxisByItsOwnSigma) {
+  const Grid g{31, 25, 21};
+  std::vector<float> image(voxel_count(g), 5.0f);
+  const double sigmas[3] = {2.0, 1.0, 0.0};
+  smooth_image_gaussian(image, g, sigmas);
+  for (float v : image) ASSERT_NEAR(v, 5.0f, 1e-5f);
+  // An impulse: the mass stays 1, each axis gets variance sigma^2, the unsmoothed z axis none.
+  std::fill(image.begin(), image.end(), 0.0f);
+  const int cx = 15, cy = 12, cz = 10;
+  image[cx + std::size_t(g.nx) * (cy + std::size_t(g.ny) * cz)] = 1.0f;
+  smooth_image_gaussian(image, g, sigmas);
+  double mass = 0, moment[3] = {0, 0, 0};
+  for (int z = 0; z < g.nz; ++z)
+    for (int y = 0; y < g.ny; ++y)
+      for (int x = 0; x < g.nx; ++x) {
+        const double w = image[x + std::size_t(g.nx) * (y + std::size_t(g.ny) * z)];
+        mass += w;
+        moment[0] += w * (x - cx) * (x - cx);
+        moment[1] += w * (y - cy) * (y - cy);
+        moment[2] += w * (z - cz) * (z - cz);
+      }
+  EXPECT_NEAR(mass, 1.0, 1e-5);
+  for (int a = 0; a < 3; ++a) EXPECT_NEAR(moment[a], sigmas[a] * sigmas[a], 0.02 * sigmas[a] * sigmas[a] + 1e-9) << a;
+  const double negative[3] = {1.0, -1.0, 0.0};
+  EXPECT_THROW(smooth_image_gaussian(image, g, negative), rp::Error);
+  EXPECT_THROW(smooth_image_gaussian(std::span<float>(image).first(10), g, sigmas), rp::Error);
+}
+
+TEST(ResampleField, CarriesALinearFieldOntoAnotherGridExactlyAndIsZeroBeyondIt) {
+  const FieldGeometry coarse = oblique_grid(8, 7, 6);
+  const Vec3 c = grid_centre(coarse);
+  const double affine[16] = {1.05, 0.02, 0, -0.05 * c.x + 1, 0, 0.97, 0, 0.03 * c.y - 2, 0, 0.01, 1.02, -0.02 * c.z,
+                             0, 0, 0, 1};
+  const DisplacementField f = affine_as_field(affine, coarse);
+  // A finer grid inside the coarse one's domain: half the spacing, same axes and origin.
+  FieldGeometry fine = coarse;
+  fine.dims = {15, 13, 11};
+  for (int r = 0; r < 3; ++r)
+    for (int a = 0; a < 3; ++a) fine.voxel_to_world[4 * r + a] *= 0.5;
+  const DisplacementField resampled = resample_field(view_of(f), fine);
+  EXPECT_LT(max_difference(resampled, affine_as_field(affine, fine)), 1e-4);
+  // One voxel beyond the coarse grid's last plane: zero, as sampling beyond a field is.
+  fine.dims = {17, 13, 11};
+  const DisplacementField beyond = resample_field(view_of(f), fine);
+  EXPECT_EQ(norm(stored(beyond, 16)), 0.0);
+}
+
 TEST(FieldInverse, ComposesWithTheFieldToWithinTheSolverTolerance) {
   const FieldGeometry geometry = oblique_grid(40, 40, 32);
   const DisplacementField u = six_mm_warp(geometry).displacement;
@@ -238,6 +286,22 @@ TEST(FieldInverse, StopsAtMaxIterationsAndSaysItDidNotConverge) {
   EXPECT_EQ(inv.iterations, 1);
   EXPECT_GT(inv.max_residual_mm, 0.01);
   options.max_iterations = -1;
+  EXPECT_THROW(invert_displacement_field(view_of(u), options), rp::Error);
+}
+
+TEST(FieldInverse, StopsOnTheMeanResidualToleranceWhenThatIsMetFirst) {
+  const FieldGeometry geometry = oblique_grid(24, 22, 20);
+  const DisplacementField u = six_mm_warp(geometry).displacement;
+  InverseOptions options;
+  options.max_iterations = 100;
+  options.max_residual_mm = 1e-6;   // not reachable in 100 iterations
+  options.mean_residual_mm = 0.01;  // reached after a few
+  const InverseResult inv = invert_displacement_field(view_of(u), options);
+  EXPECT_TRUE(inv.converged);
+  EXPECT_LE(inv.mean_residual_mm, 0.01);
+  EXPECT_GT(inv.max_residual_mm, 1e-6);
+  EXPECT_LT(inv.iterations, 100);
+  options.mean_residual_mm = -1.0;
   EXPECT_THROW(invert_displacement_field(view_of(u), options), rp::Error);
 }
 

@@ -4,6 +4,8 @@
 #include <regpipe_common/fields/displacement_field.hpp>
 #include <regpipe_common/fields/field_execution.hpp>
 
+#include <span>
+
 namespace regpipe_common {
 
 // The largest sigma accepted: the discrete kernel's Bessel terms overflow a double beyond
@@ -21,6 +23,15 @@ constexpr double kMaxFieldSigmaVoxels = 25.0;
 // non-finite or larger than kMaxFieldSigmaVoxels sigma throws rp::Error(RP_INVALID_ARGUMENT).
 // Not done here (SyN's own step): ANTs then zeroes the border planes of the smoothed field.
 void smooth_field_gaussian(DisplacementField& field, double sigma_voxels,
+                           Execution execution = Execution::parallel);
+
+// The same discrete Gaussian on a scalar image (x fastest), with a sigma per axis in voxels (0:
+// that axis untouched), edges repeated as above: the per-level smoothing of a multi-resolution
+// registration (ITK's DiscreteGaussianImageFilter, which ANTs uses for its smoothing sigmas,
+// has the same kernel and boundary; it cuts the tails at 0.01 of the mass by default, here
+// 0.001). Throws rp::Error(RP_INVALID_ARGUMENT) for a sigma outside [0,
+// kMaxFieldSigmaVoxels] or an image that does not fill `dims`.
+void smooth_image_gaussian(std::span<float> image, const Grid& dims, const double sigma_voxels[3],
                            Execution execution = Execution::parallel);
 
 }  // namespace regpipe_common

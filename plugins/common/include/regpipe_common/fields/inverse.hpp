@@ -13,6 +13,10 @@ namespace regpipe_common {
 struct InverseOptions {
   int max_iterations = 20;         // ANTs' default
   double max_residual_mm = 0.001;  // stop once every voxel's residual is at most this
+  // Also stop once the mean residual is at most this (0: never). ITK's
+  // InvertDisplacementFieldImageFilter, as ANTs' SyN drives it, stops on whichever of the two
+  // tolerances is met first (max 0.1, mean 0.001 voxels).
+  double mean_residual_mm = 0.0;
 };
 
 struct InverseResult {
@@ -22,7 +26,7 @@ struct InverseResult {
   // "v then u" (compose_first_then_second(v, u)) moves the grid point x, in mm.
   double max_residual_mm = 0.0;
   double mean_residual_mm = 0.0;
-  bool converged = false;     // max_residual_mm <= options.max_residual_mm
+  bool converged = false;     // either tolerance of the options met
 };
 
 // Inverts u on its own grid, starting from `initial_guess` (same grid as u; e.g. the previous
