@@ -6,9 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 labels=(unit numeric abi plugin cli robustness)
-# The unit label also holds two executables of their own (dense metrics, displacement fields).
+# The unit label also holds executables of their own (dense metrics, displacement fields, SyN).
 bash scripts/build-sanitize.sh regpipe_cli $(printf 'regpipe_%s_tests ' "${labels[@]}") \
-  regpipe_dense_metrics_tests regpipe_displacement_field_tests
+  regpipe_dense_metrics_tests regpipe_displacement_field_tests regpipe_syn_tests
 # Leaks inside Debian's uninstrumented libraries (ITK's factories and singletons, made once
 # per process) are theirs: scripts/sanitizers/lsan.supp names them.
 export ASAN_OPTIONS="strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"

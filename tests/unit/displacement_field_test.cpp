@@ -305,6 +305,20 @@ TEST(FieldInverse, StopsOnTheMeanResidualToleranceWhenThatIsMetFirst) {
   EXPECT_THROW(invert_displacement_field(view_of(u), options), rp::Error);
 }
 
+TEST(FieldInverse, MakesMinIterationsUpdatesEvenFromAGuessWithinTolerance) {
+  const FieldGeometry geometry = oblique_grid(16, 15, 14);
+  const DisplacementField u = six_mm_warp(geometry).displacement;
+  InverseOptions options;
+  options.max_residual_mm = 10.0;  // the zero guess is already within it
+  EXPECT_EQ(invert_displacement_field(view_of(u), options).iterations, 0);
+  options.min_iterations = 1;
+  const InverseResult once = invert_displacement_field(view_of(u), options);
+  EXPECT_EQ(once.iterations, 1);
+  EXPECT_GT(max_displacement_mm(once.inverse), 1.0);
+  options.min_iterations = -1;
+  EXPECT_THROW(invert_displacement_field(view_of(u), options), rp::Error);
+}
+
 TEST(Jacobian, OfAnAffineDisplacementIsDetAEverywhereBordersIncluded) {
   const FieldGeometry geometry = oblique_grid(12, 11, 10);
   double a[16];

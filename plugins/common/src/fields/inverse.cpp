@@ -57,6 +57,9 @@ InverseResult invert_displacement_field(const DisplacementFieldView& u, const In
   if (options.max_iterations < 0)
     throw rp::Error(RP_INVALID_ARGUMENT, "inverse max_iterations " + std::to_string(options.max_iterations) +
                                              " is negative");
+  if (options.min_iterations < 0)
+    throw rp::Error(RP_INVALID_ARGUMENT, "inverse min_iterations " + std::to_string(options.min_iterations) +
+                                             " is negative");
   if (!(options.mean_residual_mm >= 0.0))
     throw rp::Error(RP_INVALID_ARGUMENT, "inverse mean_residual_mm " + std::to_string(options.mean_residual_mm) +
                                              " must be at least 0");
@@ -75,7 +78,9 @@ InverseResult invert_displacement_field(const DisplacementFieldView& u, const In
     result.mean_residual_mm = r.sum / voxels;
     result.converged = r.max <= options.max_residual_mm ||
                        (options.mean_residual_mm > 0.0 && result.mean_residual_mm <= options.mean_residual_mm);
-    if (result.converged || result.iterations == options.max_iterations) return result;
+    if ((result.converged && result.iterations >= options.min_iterations) ||
+        result.iterations == options.max_iterations)
+      return result;
     std::swap(result.inverse, next);
     ++result.iterations;
   }

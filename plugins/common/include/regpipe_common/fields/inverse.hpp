@@ -17,6 +17,10 @@ struct InverseOptions {
   // InvertDisplacementFieldImageFilter, as ANTs' SyN drives it, stops on whichever of the two
   // tolerances is met first (max 0.1, mean 0.001 voxels).
   double mean_residual_mm = 0.0;
+  // Updates made even when the initial guess already meets a tolerance. ITK's inverter always
+  // makes at least one (1): a warm start that lags the field by less than the tolerance (a
+  // SyN step of 0.1 voxel against a 0.1 voxel tolerance) would otherwise never move.
+  int min_iterations = 0;
 };
 
 struct InverseResult {
