@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 #define RP_ABI_MAJOR 1
-#define RP_ABI_MINOR 4
+#define RP_ABI_MINOR 5
 
 #if defined(_WIN32)
 #define RP_EXPORT __declspec(dllexport)
@@ -421,6 +421,100 @@ typedef struct rp_device_info_ext {
    * @retval RP_OK, RP_DEVICE (the device cannot be queried) */
   rp_status (*describe_device)(const void *self, rp_device_info *out);
 } rp_device_info_ext;
+
+/* ------------------------------------------------------------------------------------ */
+/* [1.5] Dense transforms: displacement fields, dense-gradient costs, deformable optimizers */
+/* ------------------------------------------------------------------------------------ */
+/* Deformable registration (SyN and its kin) works on a displacement field, not on the 12
+ * affine parameters: the cost must say how it changes when each voxel's sampling point
+ * moves, and the optimizer must hand back a field. Both are optional extensions by versioned
+ * id, as RP_EXT_DEVICE_IMAGE is; nothing of the 1.0-1.4 structs changes, and a 1.4 plugin
+ * keeps loading (it offers neither, so the host refuses it in a deformable stage by name). */
+
+/* Where the memory behind a pointer lives. */
+#define RP_MEMORY_HOST 0
+#define RP_MEMORY_DEVICE 1 /* a CUDA device pointer, under RP_EXT_DEVICE_IMAGE's rules */
+
+/* A displacement field on a grid: the voxel with index i, at world point p(i), maps to
+ * p(i) + u(i). Vectors are LPS millimetres, 3 floats per voxel (u_x, u_y, u_z) interleaved,
+ * x fastest; between voxel centres u is trilinear, outside the grid it is zero (ITK's
+ * DisplacementFieldTransform, the form of ANTs' *Warp.nii.gz files). Whoever fills the
+ * struct sets `size`; `vectors` is read-only where the field is an input. */
+typedef struct rp_field {
+  uint32_t size;
+  uint32_t dims[3];          /* voxels along x, y, z; each >= 1 */
+  double voxel_to_world[16]; /* row-major 4x4: voxel index -> LPS millimetres */
+  int32_t memory;            /* RP_MEMORY_* */
+  int32_t device;            /* CUDA device ordinal for RP_MEMORY_DEVICE; otherwise 0 */
+  float *vectors;            /* 3 * dims[0]*dims[1]*dims[2] floats */
+} rp_field;
+
+/* A cost's RP_EXT_DENSE_COST: the cost of two images already on one grid (the fixed image and
+ * the moving image resampled onto it, by whatever warp the caller holds) and its gradient with
+ * respect to a displacement of the moving image's sampling points: gradient_out at voxel x is
+ * d cost / d u(x) for moving'(x) = moving(p(x) + u(x)), in cost per LPS millimetre, 3 floats
+ * per voxel interleaved. It is the negative of the force that pulls the moving image into
+ * place (a SyN optimizer steps along -gradient). The component derives the moving image's
+ * spatial gradient itself (on the grid, from `moving`), so the caller passes only values; the
+ * fixed image's side of a symmetric method is the same call with the roles exchanged.
+ * Parameters (a neighbourhood radius, bins) are the component's own, given at create.
+ * "Lower is better" as for evaluate. */
+#define RP_EXT_DENSE_COST "regpipe.dense_cost/1"
+
+typedef struct rp_dense_cost_request {
+  uint32_t size;
+  uint32_t dims[3];          /* the common grid */
+  double voxel_to_world[16]; /* row-major 4x4: voxel index -> LPS millimetres */
+  int32_t memory;            /* RP_MEMORY_* of fixed, moving, fixed_mask and gradient_out */
+  int32_t device;            /* CUDA device ordinal for RP_MEMORY_DEVICE; otherwise 0 */
+  const float *fixed;        /* voxels floats */
+  const float *moving;       /* voxels floats: the moving image resampled onto the grid */
+  const float *fixed_mask;   /* nullable: only voxels with mask > 0 count (0: outside) */
+  double *cost_out;          /* [out] host memory: one value */
+  float *gradient_out;       /* [out, nullable] 3 * voxels floats, zero where a voxel does not
+                                count; NULL: the cost alone */
+} rp_dense_cost_request;
+
+typedef struct rp_cost_dense_ext {
+  uint32_t size;
+  /* [one call at a time per instance] Independent of set_reference / set_moving: the images
+   * come with the request. RP_MEMORY_DEVICE requests are for components that also offer
+   * RP_EXT_DEVICE_IMAGE (and on its device); others return RP_UNSUPPORTED for them.
+   * @retval RP_OK, RP_INVALID_ARGUMENT (NULL images, a zero dimension, non-finite values),
+   *         RP_UNSUPPORTED, RP_OUT_OF_MEMORY, RP_DEVICE, RP_CANCELLED */
+  rp_status (*evaluate_dense)(void *self, const rp_dense_cost_request *request);
+} rp_cost_dense_ext;
+
+/* An optimizer's RP_EXT_DEFORMABLE_OPTIMIZER: registers the moving image to the fixed one by a
+ * displacement field, driven by a cost that offers RP_EXT_DENSE_COST. The optimizer owns its
+ * schedule (levels, smoothing, iterations, convergence: its parameters); the host hands it the
+ * full-resolution images, the affine start, the cost instance, and two fields to fill. */
+#define RP_EXT_DEFORMABLE_OPTIMIZER "regpipe.deformable_optimizer/1"
+
+typedef struct rp_deformable_problem {
+  uint32_t size;
+  const rp_image *fixed;            /* host memory */
+  const rp_image *moving;           /* host memory, its own grid */
+  const rp_image *fixed_mask;       /* nullable: the grid of `fixed`, voxels > 0 count */
+  const double *initial_matrix;     /* nullable (identity): 4x4 fixed world -> moving world,
+                                       the affine stage's result; the fields come on top */
+  void *cost;                       /* a cost instance offering `dense` */
+  const rp_cost_dense_ext *dense;   /* cost->get_extension(RP_EXT_DENSE_COST) */
+  rp_field *forward_out;            /* [out] caller-allocated, host, on the fixed grid (dims
+                                       and voxel_to_world set by the caller): a fixed world
+                                       point p is seen in the moving image at
+                                       initial_matrix * (p + u(p)) */
+  rp_field *inverse_out;            /* [out, nullable] the same grid: v with
+                                       p + u(p) + v(p + u(p)) = p (ANTs' InverseWarp) */
+} rp_deformable_problem;
+
+typedef struct rp_optimizer_deformable_ext {
+  uint32_t size;
+  /* [one call at a time per instance] On RP_OK both fields are filled. The cost's errors come
+   * back as the cost's status, with its message as this instance's last_error.
+   * @retval RP_OK, RP_INVALID_ARGUMENT, RP_CANCELLED, RP_OUT_OF_MEMORY, or a cost failure */
+  rp_status (*register_deformable)(void *self, const rp_deformable_problem *problem);
+} rp_optimizer_deformable_ext;
 
 /* ------------------------------------------------------------------------------------ */
 /* Descriptors and the entry point                                                        */

@@ -353,6 +353,35 @@ constexpr rp_cost_vtable cost_vtable_with_device_images() {
   return v;
 }
 
+// [1.5] RP_EXT_DENSE_COST (abi.h): a cost T adds
+//   void evaluate_dense(const rp_dense_cost_request& request);
+// and offers it with cost_vtable_with_dense<T>(). The request's pointers are checked here.
+namespace detail {
+template <class T>
+inline constexpr rp_cost_dense_ext cost_dense_ext = {
+    sizeof(rp_cost_dense_ext), [](void* self, const rp_dense_cost_request* req) noexcept {
+      return call<T>(self, [&](T& t) {
+        if (req == nullptr || !RP_HAS_MEMBER(req, rp_dense_cost_request, gradient_out))
+          throw Error(RP_INVALID_ARGUMENT, "evaluate_dense needs an ABI 1.5 rp_dense_cost_request");
+        if (req->fixed == nullptr || req->moving == nullptr || req->cost_out == nullptr)
+          throw Error(RP_INVALID_ARGUMENT, "evaluate_dense needs fixed, moving and cost_out");
+        if (req->dims[0] == 0 || req->dims[1] == 0 || req->dims[2] == 0)
+          throw Error(RP_INVALID_ARGUMENT, "evaluate_dense: a grid dimension is 0");
+        t.evaluate_dense(*req);
+      });
+    }};
+}  // namespace detail
+
+template <class T>
+constexpr rp_cost_vtable cost_vtable_with_dense() {
+  rp_cost_vtable v = cost_vtable<T>();
+  v.get_extension = [](void*, const char* id) noexcept -> const void* {
+    return id != nullptr && std::strcmp(id, RP_EXT_DENSE_COST) == 0 ? &detail::cost_dense_ext<T>
+                                                                     : nullptr;
+  };
+  return v;
+}
+
 // Throws the objective's failure as an rp::Error (so optimizers can write straight-line code).
 inline void check(const rp_objective& obj, rp_status s) {
   if (s != RP_OK) throw Error(s, obj.last_error(obj.ctx));

@@ -88,6 +88,15 @@ const Ext* device_image_extension(const Vtable* vt, void* self) {
   return ext;
 }
 
+// The component's RP_EXT_DENSE_COST struct, when offered with its 1.5 member; null otherwise.
+const rp_cost_dense_ext* dense_extension(const rp_cost_vtable* vt, void* self) {
+  if (!RP_HAS_MEMBER(vt, rp_cost_vtable, get_extension) || vt->get_extension == nullptr) return nullptr;
+  const auto* ext = static_cast<const rp_cost_dense_ext*>(vt->get_extension(self, RP_EXT_DENSE_COST));
+  if (ext == nullptr || !RP_HAS_MEMBER(ext, rp_cost_dense_ext, evaluate_dense) || ext->evaluate_dense == nullptr)
+    return nullptr;
+  return ext;
+}
+
 // The component's RP_EXT_DEVICE_INFO answer, when it offers one and can give it.
 template <class Vtable>
 std::optional<DeviceDescription> describe_device(const Vtable* vt, void* self) {
@@ -125,6 +134,7 @@ CostInstance::CostInstance(const Component& c, HostServices& services,
     : component_(&c), vt_(static_cast<const rp_cost_vtable*>(c.vtable)) {
   self_ = create_instance(c, services, params, vt_->create);
   device_images_ = device_image_extension<rp_cost_device_image_ext>(vt_, self_);
+  dense_ = dense_extension(vt_, self_);
 }
 CostInstance::~CostInstance() { destroy_instance(*component_, vt_, self_); }
 
@@ -177,6 +187,14 @@ void CostInstance::evaluate(const double* matrices, size_t k, double* costs, dou
   req.costs_out = costs;
   req.overlap_out = overlap;
   check(call_plugin(*component_, "evaluate", [&] { return vt_->evaluate(self_, &req); }), "evaluate");
+}
+
+void CostInstance::evaluate_dense(rp_dense_cost_request request) {
+  if (dense_ == nullptr)
+    fail(*component_, RP_UNSUPPORTED, "evaluate_dense", "the component offers no RP_EXT_DENSE_COST (abi.h 1.5)");
+  request.size = sizeof(request);
+  check(call_plugin(*component_, "evaluate_dense", [&] { return dense_->evaluate_dense(self_, &request); }),
+        "evaluate_dense");
 }
 
 // ---- optimizer ----

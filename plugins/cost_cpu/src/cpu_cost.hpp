@@ -5,6 +5,7 @@
 
 #include <regpipe_common/affine_checks.hpp>
 #include <regpipe_common/prepared_image.hpp>
+#include "dense_request.hpp"
 #include "settings.hpp"
 #include "slab_partition.hpp"
 #include "slab_scheduler.hpp"
@@ -65,6 +66,17 @@ class CpuCost {
         },
         [&]() noexcept { return cancel_requested(); });
     if (!finished) throw rp::Error(RP_CANCELLED, "cost evaluation cancelled by the host");
+  }
+
+  // RP_EXT_DENSE_COST, for the measures that define a dense form (Measure::dense_cost).
+  void evaluate_dense(const rp_dense_cost_request& request)
+    requires requires(const dense_metrics::DenseCostInput& in, std::span<double> g,
+                      const Settings& s) { Measure::dense_cost(in, g, s); }
+  {
+    evaluate_dense_request(request, [&](const dense_metrics::DenseCostInput& in,
+                                        std::span<double> gradient) {
+      return Measure::dense_cost(in, gradient, settings_);
+    });
   }
 
  private:

@@ -2,6 +2,7 @@
 #include "correlation_ratio.hpp"
 #include "cpu_cost.hpp"
 #include "least_squares.hpp"
+#include "local_cc_cost.hpp"
 #include "mutual_information.hpp"
 #include "normalised_cross_correlation.hpp"
 #include "param_schema.hpp"
@@ -16,7 +17,8 @@ const rp_cost_vtable kCorrelationRatioVtable = rp::cost_vtable<CpuCost<Correlati
 const rp_cost_vtable kMutualInformationVtable = rp::cost_vtable<CpuCost<MutualInformation>>();
 const rp_cost_vtable kNormalisedMiVtable = rp::cost_vtable<CpuCost<NormalisedMutualInformation>>();
 const rp_cost_vtable kNccVtable = rp::cost_vtable<CpuCost<NormalisedCrossCorrelation>>();
-const rp_cost_vtable kLeastSquaresVtable = rp::cost_vtable<CpuCost<LeastSquares>>();
+const rp_cost_vtable kLeastSquaresVtable = rp::cost_vtable_with_dense<CpuCost<LeastSquares>>();
+const rp_cost_vtable kLocalCcVtable = rp::cost_vtable_with_dense<LocalCcCost>();
 
 template <std::size_t N>
 constexpr rp_component_desc cost(const char* id, const char* name, const char* description,
@@ -51,8 +53,17 @@ const rp_component_desc kComponents[] = {
          kMomentParams, kNccVtable),
     cost("cpu.ls", "Least squares (CPU reference)",
          "Weighted mean squared intensity difference over the overlap, in squared intensity "
-         "units. Without overlap the worst value 1e30.",
+         "units. Without overlap the worst value 1e30. Offers RP_EXT_DENSE_COST (ANTs' "
+         "MeanSquares with its gradient) for deformable optimizers.",
          kMomentParams, kLeastSquaresVtable),
+    cost("cpu.lcc", "Local cross-correlation (CPU reference)",
+         "-mean over the voxels of rho^2, rho the correlation of the two images in the window "
+         "about each voxel: ANTs' neighbourhood CC (CC[fixed, moving, 1, radius]), with window "
+         "sums so that the work does not grow with the radius. Under an affine the moving image "
+         "is resampled trilinearly onto the reference grid and voxels outside it do not count. "
+         "Range [-1, 0]; without overlap the worst value 0. Offers RP_EXT_DENSE_COST with "
+         "ANTs' own-window gradient (or the exact one) for deformable optimizers.",
+         kLocalCcParams, kLocalCcVtable),
 };
 
 const rp_plugin_entry kEntry = {sizeof(rp_plugin_entry),

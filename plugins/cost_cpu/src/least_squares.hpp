@@ -1,6 +1,7 @@
 // cpu.ls: the weighted mean squared intensity difference over the overlap.
 #pragma once
 
+#include <regpipe_common/dense_metrics/mean_squares.hpp>
 #include <regpipe_common/measure_math.hpp>
 #include "param_schema.hpp"
 #include <regpipe_common/prepared_image.hpp>
@@ -35,6 +36,13 @@ struct LeastSquares {
 
   static double cost(const double* sums, const Settings&) noexcept {
     return least_squares_cost(sums);
+  }
+
+  // RP_EXT_DENSE_COST: the same measure on a common grid (ANTs' MeanSquares), with its
+  // gradient with respect to the moving image's displacement.
+  static double dense_cost(const dense_metrics::DenseCostInput& in, std::span<double> gradient,
+                           const Settings& s) {
+    return dense_metrics::mean_squares(in, gradient, execution_of(s));
   }
 };
 

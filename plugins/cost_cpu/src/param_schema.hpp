@@ -44,6 +44,19 @@ inline constexpr rp_param_desc kHistogramParams[] = {
     kInterpolationParam, kBorderParam, kPartialVolumeParam, kThreadsParam};
 inline constexpr rp_param_desc kMomentParams[] = {kInterpolationParam, kBorderParam, kThreadsParam};
 
+inline constexpr const char* const kWindowChoices[] = {"box", "gaussian", nullptr};
+inline constexpr const char* const kLccGradientChoices[] = {"ants", "exact", nullptr};
+inline constexpr rp_param_desc kLocalCcParams[] = {
+    param("radius", RP_PARAM_INT, "4", 1, 32, "voxels",
+          "box window radius: (2r+1)^3 voxels, ANTs' CC[..., radius]"),
+    param("window", RP_PARAM_ENUM, "box", 0, 0, "", "box (ANTs) or gaussian", kWindowChoices),
+    param("sigma_mm", RP_PARAM_DOUBLE, "2", 0.1, 50, "mm", "gaussian window's standard deviation"),
+    param("gradient", RP_PARAM_ENUM, "ants", 0, 0, "",
+          "dense gradient: ants (each voxel's own window, as ANTs' SyN) or exact (the cost's "
+          "derivative)",
+          kLccGradientChoices),
+    kThreadsParam};
+
 // A component's schema as (pointer, count), for the descriptor and for settings.
 struct ParamList {
   const rp_param_desc* params;

@@ -4,6 +4,7 @@
 #include "param_schema.hpp"
 
 #include <regpipe/plugin.hpp>
+#include <regpipe_common/execution.hpp>
 
 namespace regpipe::cost_cpu {
 
@@ -16,6 +17,11 @@ struct Settings {
   bool partial_volume = false;
   unsigned threads = 1;  // resolved: hardware concurrency for the parameter's 0
 };
+
+// Serial for one thread, else spread over the cores (results are the same either way).
+inline regpipe_common::Execution execution_of(const Settings& s) {
+  return s.threads > 1 ? regpipe_common::Execution::parallel : regpipe_common::Execution::serial;
+}
 
 // Reads every parameter of `schema` from `params`, re-checking ranges and choices against
 // the schema (rp::Error RP_INVALID_ARGUMENT naming parameter and value).

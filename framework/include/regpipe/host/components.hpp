@@ -69,6 +69,12 @@ class CostInstance {
   void set_moving(const rp_device_image& mov);
   // The extension's device (-1 without it).
   int32_t device() const;
+
+  // RP_EXT_DENSE_COST (abi.h 1.5): whether the component offers it, and one host-memory
+  // evaluation (throws ComponentError(RP_UNSUPPORTED) where it is not offered). `request`'s
+  // size is set here.
+  bool offers_dense() const { return dense_ != nullptr; }
+  void evaluate_dense(rp_dense_cost_request request);
   TransferCounts transfer_counts() const;
   // The device it computes on; nothing for a CPU component (no RP_EXT_DEVICE_INFO) or a
   // device that cannot be described.
@@ -80,6 +86,7 @@ class CostInstance {
   const rp_cost_vtable* vt_;
   void* self_ = nullptr;
   const rp_cost_device_image_ext* device_images_ = nullptr;
+  const rp_cost_dense_ext* dense_ = nullptr;
 };
 
 class OptimizerInstance {

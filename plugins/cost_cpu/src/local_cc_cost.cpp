@@ -1,0 +1,100 @@
+#include "local_cc_cost.hpp"
+
+#include "dense_request.hpp"
+
+#include <regpipe_common/affine_checks.hpp>
+#include <regpipe_common/resample_sampling.hpp>
+#include <regpipe_common/voxel_map.hpp>
+
+#include <string>
+#include <vector>
+
+namespace regpipe::cost_cpu {
+namespace {
+
+using namespace regpipe_common;
+using dense_metrics::DenseCostInput;
+using dense_metrics::LccGradient;
+using dense_metrics::WindowShape;
+
+dense_metrics::LocalCcOptions read_options(const rp::Params& params) {
+  dense_metrics::LocalCcOptions o;
+  o.window.radius_voxels = std::size_t(params.get_int("radius"));
+  o.window.shape = params.get_string("window") == "gaussian" ? WindowShape::gaussian : WindowShape::box;
+  o.window.sigma_mm = params.get_double("sigma_mm");
+  o.gradient = params.get_string("gradient") == "exact" ? LccGradient::exact : LccGradient::ants_own_window;
+  return o;
+}
+
+}  // namespace
+
+LocalCcCost::LocalCcCost(const rp_host* host, const rp::Params& params)
+    : host_(host),
+      options_(read_options(params)),
+      execution_(execution_of(read_settings(params, param_list(kLocalCcParams)))) {}
+
+void LocalCcCost::set_reference(const rp_image& image, const rp_image* weight) {
+  ref_ = prepare_image(image, weight, "reference");
+}
+
+void LocalCcCost::set_moving(const rp_image& image, const rp_image* weight) {
+  mov_ = prepare_image(image, weight, "moving");
+}
+
+void LocalCcCost::evaluate(const rp_cost_request& request) {
+  if (!ref_) throw rp::Error(RP_INVALID_ARGUMENT, "evaluate needs a reference image: call set_reference first");
+  if (!mov_) throw rp::Error(RP_INVALID_ARGUMENT, "evaluate needs a moving image: call set_moving first");
+  for (std::size_t t = 0; t < request.k; ++t)
+    check_affine(request.matrices + 16 * t, "transform " + std::to_string(t) + " of " +
+                                                std::to_string(request.k) + " (reference world -> moving world)");
+  for (std::size_t t = 0; t < request.k; ++t) {
+    if (host_ != nullptr && RP_HAS_MEMBER(host_, rp_host, should_cancel) && host_->should_cancel != nullptr &&
+        host_->should_cancel(host_->ctx) != 0)
+      throw rp::Error(RP_CANCELLED, "cost evaluation cancelled by the host");
+    double overlap = 0.0;
+    request.costs_out[t] = evaluate_one(request.matrices + 16 * t, &overlap);
+    if (RP_HAS_MEMBER(&request, rp_cost_request, overlap_out) && request.overlap_out != nullptr)
+      request.overlap_out[t] = overlap;
+  }
+}
+
+// The moving image resampled trilinearly onto the reference grid; a voxel counts with the
+// reference weight times the moving weight where it maps inside the moving image, else not
+// at all (ANTs' CC likewise sums only voxels inside both images).
+double LocalCcCost::evaluate_one(const double matrix[16], double* overlap) const {
+  VoxelMap map;
+  if (!make_voxel_map(ref_->voxel_to_world, matrix, mov_->voxel_to_world, &map))
+    throw rp::Error(RP_INVALID_ARGUMENT, "moving voxel_to_world is not invertible");
+  const Grid& g = ref_->grid;
+  const std::size_t n = voxel_count(g);
+  std::vector<float> warped(n, 0.f), weight(n, 0.f);
+  double inside_weight = 0.0, total_weight = 0.0;
+  for (int z = 0; z < g.nz; ++z)
+    for (int y = 0; y < g.ny; ++y)
+      for (int x = 0; x < g.nx; ++x) {
+        const std::size_t i = std::size_t(x) + std::size_t(g.nx) * (y + std::size_t(g.ny) * z);
+        const float w_ref = ref_->weight(i);
+        total_weight += w_ref;
+        const double* m = map.m;
+        const float px = float(m[0] * x + m[1] * y + m[2] * z + m[3]);
+        const float py = float(m[4] * x + m[5] * y + m[6] * z + m[7]);
+        const float pz = float(m[8] * x + m[9] * y + m[10] * z + m[11]);
+        if (!(w_ref > 0.f) || !inside(mov_->grid, px, py, pz)) continue;
+        inside_weight += w_ref;
+        const float w_mov = mov_->weights.empty() ? 1.f : trilinear(mov_->weights.data(), mov_->grid, px, py, pz);
+        weight[i] = w_ref * w_mov;
+        warped[i] = trilinear(mov_->values.data(), mov_->grid, px, py, pz);
+      }
+  *overlap = total_weight > 0.0 ? inside_weight / total_weight : 0.0;
+  const DenseCostInput in{{g, {ref_->spacing_mm[0], ref_->spacing_mm[1], ref_->spacing_mm[2]}},
+                          ref_->values, warped, weight, {}};
+  return dense_metrics::local_cc(in, options_, {}, execution_);
+}
+
+void LocalCcCost::evaluate_dense(const rp_dense_cost_request& request) {
+  evaluate_dense_request(request, [&](const DenseCostInput& in, std::span<double> gradient) {
+    return dense_metrics::local_cc(in, options_, gradient, execution_);
+  });
+}
+
+}  // namespace regpipe::cost_cpu
