@@ -149,8 +149,11 @@ TEST(SynLevels, ShrinkingKeepsTheGridCentreAndMultipliesTheSpacing) {
     return apply_affine(g.voxel_to_world, {0.5 * (g.dims.nx - 1), 0.5 * (g.dims.ny - 1), 0.5 * (g.dims.nz - 1)});
   };
   EXPECT_LT(norm(centre(half) - centre(full)), 1e-9);
-  for (int i = 0; i < 12; ++i)
-    if (i % 4 != 3) EXPECT_NEAR(half.voxel_to_world[i], 2 * full.voxel_to_world[i], 1e-12) << i;
+  for (int i = 0; i < 12; ++i) {
+    if (i % 4 != 3) {
+      EXPECT_NEAR(half.voxel_to_world[i], 2 * full.voxel_to_world[i], 1e-12) << i;
+    }
+  }
   EXPECT_EQ(shrink_geometry(full, 16).dims.nz, 1);  // never below one voxel
   EXPECT_THROW(shrink_geometry(full, 0), rp::Error);
 }
