@@ -336,10 +336,12 @@ std::vector<std::string> companions_for_writing(const fs::path& path) {
                   "'; use " + kWritableFormats);
 }
 
+}  // namespace
+
 // The NIfTI standard's choice of matrix (FSL and nibabel read so), where ITK 5.2 takes the
 // qform: an sform-edited file would otherwise sit where its qform says, silently. Where the
 // two forms agree to float rounding ITK's reading stays, with its exactly orthonormal axes.
-void apply_nifti_header(Image& image, const fs::path& path) {
+void image_detail::apply_nifti_header(Image& image, const fs::path& path) {
   image.nifti = image_detail::read_nifti_header(path);
   if (!image.nifti || image.nifti->sform_code <= 0) return;
   const NiftiHeader& h = *image.nifti;
@@ -359,8 +361,6 @@ void apply_nifti_header(Image& image, const fs::path& path) {
                        "), as the NIfTI standard, FSL and nibabel do");
   }
 }
-
-}  // namespace
 
 namespace {
 
@@ -413,7 +413,7 @@ Image read_image(const fs::path& path, const ReadOptions& options) {
                                              : read_one_volume_of_series(io, path, opened.volume);
     Image image = to_image(*volume_image, path);
     image.file_type = file_type_of(*io);
-    if (dynamic_cast<itk::NiftiImageIO*>(io.GetPointer())) apply_nifti_header(image, path);
+    if (dynamic_cast<itk::NiftiImageIO*>(io.GetPointer())) image_detail::apply_nifti_header(image, path);
     return image;
   });
 }
@@ -500,7 +500,8 @@ ImageVolumes read_image_volumes(const fs::path& path) {
     for (unsigned v = 0; v < sizes[3]; ++v) {
       Image image = to_image(*extract_volume(series, v), path);
       image.file_type = file_type_of(*io);
-      if (v == 0 && dynamic_cast<itk::NiftiImageIO*>(io.GetPointer())) apply_nifti_header(image, path);
+      if (v == 0 && dynamic_cast<itk::NiftiImageIO*>(io.GetPointer()))
+        image_detail::apply_nifti_header(image, path);
       if (v > 0) {
         image.voxel_to_world = out.volumes.front().voxel_to_world;
         image.nifti = out.volumes.front().nifti;

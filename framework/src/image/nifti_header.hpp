@@ -21,6 +21,13 @@ std::mutex& header_mutex();
 // nothing for Analyze 7.5 or a file niftilib cannot read.
 std::optional<NiftiHeader> read_nifti_header(const std::filesystem::path& path);
 
+// Places a NIfTI image (read by ITK, `image.voxel_to_world` ITK's) by the NIfTI standard's
+// rule, as FSL and nibabel do: its sform when sform_code > 0, where ITK 5.2 takes the qform;
+// ITK's orthonormal reading stays where the two forms agree to kSameGridMm. Sets image.nifti.
+// A warning names a file whose forms disagree by more than 0.01 mm; a singular or non-finite
+// sform is a UserError "cannot read image '<path>': ...".
+void apply_nifti_header(Image& image, const std::filesystem::path& path);
+
 // Largest distance (mm) between where two voxel -> world matrices put the corners of a grid.
 double corner_distance_mm(const Eigen::Matrix4d& a, const Eigen::Matrix4d& b,
                           const std::array<uint32_t, 3>& dims);

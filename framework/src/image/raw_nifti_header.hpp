@@ -15,7 +15,7 @@ namespace regpipe::image_detail {
 
 // Byte offsets of the fields regpipe checks.
 namespace nifti_offset {
-constexpr size_t dim = 40, datatype = 70, bitpix = 72, pixdim = 76, vox_offset = 108,
+constexpr size_t dim = 40, intent_code = 68, datatype = 70, bitpix = 72, pixdim = 76, vox_offset = 108,
                  qform_code = 252, sform_code = 254, quatern_b = 256, srow_x = 280, magic = 344;
 }
 
