@@ -10,6 +10,7 @@
 #include <regpipe/host/image.hpp>
 #include <regpipe/host/resample_image.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -38,6 +39,9 @@ int run_apply(const ApplyOptions& o, const CommonOptions& common) {
   std::vector<TransformArgument> chain;
   for (const auto& text : o.transforms) chain.push_back(parse_transform_argument(text));
   const Interpolation interpolation = interpolation_from_name(o.interpolation);
+  // A chain with a displacement field is composed and sampled here, on the CPU; one of
+  // affines alone is one matrix for the resampler plugin, as it always was.
+  const bool through_field = std::any_of(chain.begin(), chain.end(), names_displacement_field);
   const int32_t level = common.quiet          ? RP_LOG_ERROR
                         : common.verbose >= 2 ? RP_LOG_DEBUG
                         : common.verbose == 1 ? RP_LOG_INFO
@@ -47,7 +51,7 @@ int run_apply(const ApplyOptions& o, const CommonOptions& common) {
   // The resampler first: a plugin that is missing or refuses fails before any image is read.
   PluginHost plugins(search_options(common));
   std::optional<CreatedResampler> resampler;
-  if (interpolation != Interpolation::label)
+  if (interpolation != Interpolation::label && !through_field)
     resampler = create_resampler(ComponentSpec{o.resampler, {}, {}}, plugins, services);
 
   const Image reference = read_image(o.reference, {0u});  // a 4D reference: its grid
@@ -58,28 +62,39 @@ int run_apply(const ApplyOptions& o, const CommonOptions& common) {
   images.name_default(chain.size(), o.reference, "-r");
   images.provide(o.input, input.volumes.front());
   images.provide(o.reference, reference);
-  const Eigen::Matrix4d ref_to_mov = compose_chain(
-      chain, format_option(o.in_format), images,
+  const std::string how =
       "needs them: the chain's first and last are -i and -r; name the others with "
-      "PATH:src=IMAGE:ref=IMAGE");
+      "PATH:src=IMAGE:ref=IMAGE";
 
   ImageVolumes output;
   output.volume_step = input.volume_step;
-  for (const Image& volume : input.volumes) {
-    output.volumes.push_back(
-        interpolation == Interpolation::label
-            ? resample_labels(volume, reference, ref_to_mov)
-            : resample_onto(*resampler->instance, volume, reference, ref_to_mov,
-                            interpolation_code(interpolation)));
-    // A series keeps its own time units beside the reference's spatial header.
-    if (output.volumes.back().nifti && volume.nifti)
-      output.volumes.back().nifti->time_units = volume.nifti->time_units;
+  if (through_field) {
+    // Every volume samples the input at the same positions: the chain is composed once.
+    const SamplePositions positions =
+        chain_sample_positions(read_chain(chain, format_option(o.in_format), images, how), reference,
+                               input.volumes.front());
+    for (const Image& volume : input.volumes)
+      output.volumes.push_back(resample_at_positions(volume, reference, positions, interpolation));
+  } else {
+    const Eigen::Matrix4d ref_to_mov = compose_chain(chain, format_option(o.in_format), images, how);
+    for (const Image& volume : input.volumes)
+      output.volumes.push_back(
+          interpolation == Interpolation::label
+              ? resample_labels(volume, reference, ref_to_mov)
+              : resample_onto(*resampler->instance, volume, reference, ref_to_mov,
+                              interpolation_code(interpolation)));
   }
+  // A series keeps its own time units beside the reference's spatial header.
+  for (size_t v = 0; v < output.volumes.size(); ++v)
+    if (output.volumes[v].nifti && input.volumes[v].nifti)
+      output.volumes[v].nifti->time_units = input.volumes[v].nifti->time_units;
   const VoxelType type = output_type(o, input.volumes.front());
   write_image_volumes(output, o.output, type);
 
   if (services.reports_summaries()) {
     if (resampler) std::printf("resampler %s\n", describe_used(resampler->used).c_str());
+    if (through_field)
+      std::printf("resampled on the CPU: the chain holds a displacement field (composed per voxel)\n");
     std::printf("wrote %s (%zu volume%s, %s, %s)\n", o.output.c_str(), output.volumes.size(),
                 output.volumes.size() == 1 ? "" : "s", o.interpolation.c_str(), voxel_type_name(type));
   }
@@ -99,7 +114,8 @@ Command add_apply(CLI::App& app, CommonOptions& common) {
       ->type_name("IMAGE");
   app.add_option("-t,--transform", o->transforms,
                  "Transform file (repeatable): a chain in the order the image goes through them, "
-                 "input space first: [FORMAT:]PATH[:src=IMAGE][:ref=IMAGE]")
+                 "input space first: [FORMAT:]PATH[:src=IMAGE][:ref=IMAGE]; affines and displacement "
+                 "fields (ITK/ANTs *Warp.nii.gz, or FORMAT warp)")
       ->required()
       ->type_name("TRANSFORM");
   app.add_option("-o,--output", o->output, "Image to write (.nii.gz, .nii, .hdr, .mha, .nrrd; 4D: NIfTI)")

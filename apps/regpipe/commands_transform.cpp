@@ -34,6 +34,9 @@ int run_transform(const TransformOptions& o) {
   std::vector<TransformArgument> inputs;
   for (const auto& text : o.inputs) inputs.push_back(parse_transform_argument(text));
   const TransformArgument output = parse_transform_argument(o.output);
+  if (output.warp)
+    throw UserError("output '" + output.path.string() +
+                    "': regpipe transform writes affine transforms, not displacement fields");
   if (output.src || output.ref)
     throw UserError("output '" + output.path.string() +
                     "': its images are the chain's first and last, given as --src and --ref");

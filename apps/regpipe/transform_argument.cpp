@@ -9,10 +9,13 @@ namespace regpipe::cli {
 TransformArgument parse_transform_argument(const std::string& text) {
   TransformArgument argument;
   std::string rest = text;
-  for (const char* name : {"fsl", "itk", "ants", "world"}) {
+  for (const char* name : {"fsl", "itk", "ants", "world", "warp"}) {
     const std::string prefix = std::string(name) + ":";
     if (rest.compare(0, prefix.size(), prefix) == 0) {
-      argument.format = parse_transform_format(name);
+      if (prefix == "warp:")
+        argument.warp = true;
+      else
+        argument.format = parse_transform_format(name);
       rest.erase(0, prefix.size());
       break;
     }

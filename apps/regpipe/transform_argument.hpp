@@ -1,7 +1,8 @@
 // One transform file named on `regpipe transform`'s command line:
 //   [FORMAT:]PATH[:src=IMAGE][:ref=IMAGE]
 // FORMAT is fsl, itk, ants or world; src and ref are the images an FSL matrix relates
-// (FLIRT's -in and -ref). A path may hold ':' elsewhere; "fsl:" etc. only count at the start
+// (FLIRT's -in and -ref). FORMAT warp names a displacement field (ITK/ANTs *Warp.nii.gz),
+// which `regpipe apply` also recognises by its content. A path may hold ':' elsewhere; "fsl:" etc. only count at the start
 // and ":src=" / ":ref=" only after the path.
 #pragma once
 
@@ -16,6 +17,7 @@ namespace regpipe::cli {
 struct TransformArgument {
   std::filesystem::path path;
   std::optional<TransformFormat> format;
+  bool warp = false;  // "warp:": a displacement field
   std::optional<std::filesystem::path> src, ref;
 };
 

@@ -1,5 +1,6 @@
 #include "transform_chain.hpp"
 
+#include <regpipe/host/displacement_field_io.hpp>
 #include <regpipe/host/error.hpp>
 
 namespace fs = std::filesystem;
@@ -58,21 +59,44 @@ const Image& ChainImages::image(const fs::path& path) {
   return found->second;
 }
 
-Eigen::Matrix4d compose_chain(const std::vector<TransformArgument>& inputs,
-                              const std::optional<TransformFormat>& in_format, ChainImages& images,
-                              const std::string& how) {
-  // Input i maps reference world i+1 to moving world i, so the chain's matrix, reference world
-  // n -> moving world 0, is their product in the given order.
-  Eigen::Matrix4d ref_to_mov = Eigen::Matrix4d::Identity();
+bool names_displacement_field(const TransformArgument& input) {
+  return input.warp || (!input.format && is_nifti_file(input.path));
+}
+
+std::vector<ChainStep> read_chain(const std::vector<TransformArgument>& inputs,
+                                  const std::optional<TransformFormat>& in_format, ChainImages& images,
+                                  const std::string& how) {
+  // Input i maps reference world i+1 to moving world i (a field: x -> x + u(x) on space i+1).
+  std::vector<ChainStep> steps(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TransformArgument& input = inputs[i];
+    if (names_displacement_field(input)) {
+      steps[i].field = std::make_shared<const regpipe_common::DisplacementField>(
+          read_displacement_field(input.path));
+      continue;
+    }
     const std::optional<TransformFormat> named = input.format ? input.format : in_format;
     const TransformFormat format = named ? *named : detect_transform_format(input.path);
     const FslImages fsl = format == TransformFormat::Fsl
                               ? images.fsl_images(i, i + 1, input.path, how)
                               : FslImages{};
-    ref_to_mov = ref_to_mov * read_transform(input.path, format, fsl);
+    steps[i].ref_to_mov = read_transform(input.path, format, fsl);
   }
+  return steps;
+}
+
+Eigen::Matrix4d compose_chain(const std::vector<TransformArgument>& inputs,
+                              const std::optional<TransformFormat>& in_format, ChainImages& images,
+                              const std::string& how) {
+  for (const TransformArgument& input : inputs)
+    if (names_displacement_field(input))
+      throw UserError("transform '" + input.path.string() +
+                      "' is a displacement field (a NIfTI vector image); regpipe transform converts "
+                      "and chains affine transforms only. regpipe apply takes fields in its -t chain");
+  // The product in the given order: reference world n -> moving world 0.
+  Eigen::Matrix4d ref_to_mov = Eigen::Matrix4d::Identity();
+  for (const ChainStep& step : read_chain(inputs, in_format, images, how))
+    ref_to_mov = ref_to_mov * step.ref_to_mov;
   return ref_to_mov;
 }
 

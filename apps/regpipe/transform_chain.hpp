@@ -6,6 +6,7 @@
 #include "transform_argument.hpp"
 
 #include <regpipe/host/image.hpp>
+#include <regpipe/host/resample_through_chain.hpp>
 #include <regpipe/host/transform_file.hpp>
 
 #include <Eigen/Core>
@@ -48,8 +49,22 @@ class ChainImages {
   std::map<std::filesystem::path, Image> images_;
 };
 
+// Whether `input` names a displacement field (ITK/ANTs *Warp.nii.gz): its warp: prefix, or,
+// without a FORMAT: prefix, a file that holds a NIfTI-1 header (by content, whatever
+// --in-format says: no affine format is NIfTI; read_displacement_field then says what a NIfTI
+// file that is no field holds).
+bool names_displacement_field(const TransformArgument& input);
+
+// The chain's steps, in its order: each affine read as its ref_to_mov (its format its FORMAT:
+// prefix, else `in_format`, else detected; `how` as fsl_images'), each field read whole.
+std::vector<ChainStep> read_chain(const std::vector<TransformArgument>& inputs,
+                                  const std::optional<TransformFormat>& in_format, ChainImages& images,
+                                  const std::string& how);
+
 // The chain's ref_to_mov, last space's world -> space 0's world: T_1 T_2 ... T_n. Each input's
-// format is its FORMAT: prefix, else `in_format`, else detected; `how` as fsl_images'.
+// format is its FORMAT: prefix, else `in_format`, else detected; `how` as fsl_images'. A
+// displacement field in the chain is a UserError (a chain of affines is one matrix; one with
+// a field is not).
 Eigen::Matrix4d compose_chain(const std::vector<TransformArgument>& inputs,
                               const std::optional<TransformFormat>& in_format, ChainImages& images,
                               const std::string& how);
