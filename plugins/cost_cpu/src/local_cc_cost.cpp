@@ -6,6 +6,7 @@
 #include <regpipe_common/resample_sampling.hpp>
 #include <regpipe_common/voxel_map.hpp>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -17,12 +18,35 @@ using dense_metrics::DenseCostInput;
 using dense_metrics::LccGradient;
 using dense_metrics::WindowShape;
 
+// One of the two choices of an enum parameter: false for the first, true for the second.
+bool second_choice(const rp::Params& params, const char* name, const char* first, const char* second) {
+  const std::string v = params.get_string(name);
+  if (v != first && v != second)
+    throw rp::Error(RP_INVALID_ARGUMENT,
+                    std::string(name) + "=" + v + " is not one of " + first + ", " + second);
+  return v == second;
+}
+
+// A number parameter, re-checked against kLocalCcParams' range as the host's validation does.
+double checked_number(const rp::Params& params, const char* name) {
+  for (const rp_param_desc& p : kLocalCcParams)
+    if (std::string(p.name) == name) {
+      const double v = p.type == RP_PARAM_INT ? double(params.get_int(name)) : params.get_double(name);
+      if (!std::isfinite(v)) throw rp::Error(RP_INVALID_ARGUMENT, std::string(name) + " is not a finite number");
+      rp::Params::check_range(name, v, p.min, p.max);
+      return v;
+    }
+  throw rp::Error(RP_INTERNAL, std::string("cpu.lcc has no parameter ") + name);
+}
+
 dense_metrics::LocalCcOptions read_options(const rp::Params& params) {
   dense_metrics::LocalCcOptions o;
-  o.window.radius_voxels = std::size_t(params.get_int("radius"));
-  o.window.shape = params.get_string("window") == "gaussian" ? WindowShape::gaussian : WindowShape::box;
-  o.window.sigma_mm = params.get_double("sigma_mm");
-  o.gradient = params.get_string("gradient") == "exact" ? LccGradient::exact : LccGradient::ants_own_window;
+  const double radius = checked_number(params, "radius");
+  const double sigma = checked_number(params, "sigma_mm");
+  o.window.radius_voxels = std::size_t(radius);
+  o.window.sigma_mm = sigma;
+  o.window.shape = second_choice(params, "window", "box", "gaussian") ? WindowShape::gaussian : WindowShape::box;
+  o.gradient = second_choice(params, "gradient", "ants", "exact") ? LccGradient::exact : LccGradient::ants_own_window;
   return o;
 }
 
