@@ -97,6 +97,18 @@ const rp_cost_dense_ext* dense_extension(const rp_cost_vtable* vt, void* self) {
   return ext;
 }
 
+// The component's RP_EXT_DEFORMABLE_OPTIMIZER struct, when offered with its 1.5 member; null
+// otherwise.
+const rp_optimizer_deformable_ext* deformable_extension(const rp_optimizer_vtable* vt, void* self) {
+  if (!RP_HAS_MEMBER(vt, rp_optimizer_vtable, get_extension) || vt->get_extension == nullptr) return nullptr;
+  const auto* ext =
+      static_cast<const rp_optimizer_deformable_ext*>(vt->get_extension(self, RP_EXT_DEFORMABLE_OPTIMIZER));
+  if (ext == nullptr || !RP_HAS_MEMBER(ext, rp_optimizer_deformable_ext, register_deformable) ||
+      ext->register_deformable == nullptr)
+    return nullptr;
+  return ext;
+}
+
 // The component's RP_EXT_DEVICE_INFO answer, when it offers one and can give it.
 template <class Vtable>
 std::optional<DeviceDescription> describe_device(const Vtable* vt, void* self) {
@@ -202,6 +214,7 @@ OptimizerInstance::OptimizerInstance(const Component& c, HostServices& services,
                                      const std::map<std::string, ParamValue>& params)
     : component_(&c), vt_(static_cast<const rp_optimizer_vtable*>(c.vtable)) {
   self_ = create_instance(c, services, params, vt_->create);
+  deformable_ = deformable_extension(vt_, self_);
 }
 OptimizerInstance::~OptimizerInstance() { destroy_instance(*component_, vt_, self_); }
 
@@ -216,6 +229,34 @@ bool OptimizerInstance::drives_levels() const {
 void OptimizerInstance::minimize(const rp_objective& objective, double* x, double* f) {
   const rp_status s = call_plugin(*component_, "minimize", [&] { return vt_->minimize(self_, &objective, x, f); });
   if (s != RP_OK) fail(*component_, s, "minimize", vt_->last_error(self_));
+}
+
+void OptimizerInstance::register_deformable(const rp_image& fixed, const rp_image& moving,
+                                            const rp_image* fixed_mask, const double* initial_matrix,
+                                            CostInstance& cost, rp_field& forward, rp_field* inverse) {
+  if (deformable_ == nullptr)
+    fail(*component_, RP_UNSUPPORTED, "register_deformable",
+         "the component offers no RP_EXT_DEFORMABLE_OPTIMIZER (abi.h 1.5): it is not a deformable optimizer");
+  if (cost.dense_ == nullptr)
+    fail(*component_, RP_UNSUPPORTED, "register_deformable",
+         (std::string("its cost '") + cost.component().id +
+          "' offers no RP_EXT_DENSE_COST (abi.h 1.5): a deformable stage needs a dense-gradient cost")
+             .c_str());
+  forward.size = sizeof(rp_field);
+  if (inverse != nullptr) inverse->size = sizeof(rp_field);
+  rp_deformable_problem problem{};
+  problem.size = sizeof(problem);
+  problem.fixed = &fixed;
+  problem.moving = &moving;
+  problem.fixed_mask = fixed_mask;
+  problem.initial_matrix = initial_matrix;
+  problem.cost = cost.self_;
+  problem.dense = cost.dense_;
+  problem.forward_out = &forward;
+  problem.inverse_out = inverse;
+  const rp_status s = call_plugin(*component_, "register_deformable",
+                                  [&] { return deformable_->register_deformable(self_, &problem); });
+  if (s != RP_OK) fail(*component_, s, "register_deformable", vt_->last_error(self_));
 }
 
 // ---- resampler ----

@@ -81,6 +81,7 @@ class CostInstance {
   std::optional<DeviceDescription> device_description() const;
 
  private:
+  friend class OptimizerInstance;  // register_deformable hands the instance to the optimizer
   void check(rp_status s, const char* what) const;
   const Component* component_;
   const rp_cost_vtable* vt_;
@@ -106,10 +107,24 @@ class OptimizerInstance {
   void minimize(const rp_objective& objective, double* x, double* f);
   const Component& component() const { return *component_; }
 
+  // RP_EXT_DEFORMABLE_OPTIMIZER (abi.h 1.5): whether the component offers it, and one
+  // registration. `fixed`, `moving` and `fixed_mask` (nullable, on the fixed grid) are host
+  // images; `initial_matrix` (nullable: identity) is the row-major 4x4 fixed world -> moving
+  // world of the affine stage; `cost` must offer RP_EXT_DENSE_COST (ComponentError
+  // RP_UNSUPPORTED naming it otherwise). `forward` and `inverse` (nullable) are caller-allocated
+  // host fields on the fixed grid (dims, voxel_to_world and vectors set; their size is set
+  // here). Throws ComponentError on failure (RP_UNSUPPORTED where the optimizer does not offer
+  // the extension, RP_CANCELLED, or the cost's status with the cost's message).
+  bool offers_deformable() const { return deformable_ != nullptr; }
+  void register_deformable(const rp_image& fixed, const rp_image& moving, const rp_image* fixed_mask,
+                           const double* initial_matrix, CostInstance& cost, rp_field& forward,
+                           rp_field* inverse);
+
  private:
   const Component* component_;
   const rp_optimizer_vtable* vt_;
   void* self_ = nullptr;
+  const rp_optimizer_deformable_ext* deformable_ = nullptr;
 };
 
 class ResamplerInstance {
