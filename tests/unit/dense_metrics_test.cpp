@@ -1,4 +1,4 @@
-// The dense-gradient costs of plugins/common/include/regpipe_common/dense_metrics: the fast
+// The dense-gradient costs of common/include/regpipe_common/dense_metrics: the fast
 // forms against brute-force window loops, each gradient against a finite difference of its
 // cost under a real displacement of the moving image, and the invariants.
 #include <regpipe_common/dense_metrics/image_gradient.hpp>

@@ -83,7 +83,8 @@ DisplacementField scaled_update(DisplacementField direction, const SynOptions& o
 
 // One level: iterations until the count or convergence. Returns its report.
 SynLevelReport run_level(int level_index, const SynLevel& level, const FieldGeometry& grid, const rp_image& fixed,
-                         const rp_image& moving, HalfWay& fixed_side, HalfWay& moving_side, const SynOptions& o,
+                         const rp_image& moving, const rp_image* fixed_mask, HalfWay& fixed_side,
+                         HalfWay& moving_side, const SynOptions& o, const SynMetricFunction& metric,
                          const SynObserver& observer) {
   const auto start = std::chrono::steady_clock::now();
   SynLevelReport report;
@@ -99,8 +100,13 @@ SynLevelReport run_level(int level_index, const SynLevel& level, const FieldGeom
     const std::vector<float> fixed_mid = warp_image(fixed_level, view_of(fixed_side.from_mid), grid, 0.0f, o.execution);
     const std::vector<float> moving_mid =
         warp_image(moving_level, view_of(moving_side.from_mid), grid, 0.0f, o.execution);
-    MetricDescent for_fixed = metric_descent(grid, fixed_mid, moving_mid, o.metric, o.execution);
-    MetricDescent for_moving = metric_descent(grid, moving_mid, fixed_mid, o.metric, o.execution);
+    std::vector<float> mask_mid;
+    if (fixed_mask != nullptr) {
+      mask_mid = warp_image(*fixed_mask, view_of(fixed_side.from_mid), grid, 0.0f, o.execution);
+      for (float& m : mask_mid) m = m >= 0.5f ? 1.0f : 0.0f;
+    }
+    MetricDescent for_fixed = metric_descent(grid, fixed_mid, moving_mid, mask_mid, metric, o.execution);
+    MetricDescent for_moving = metric_descent(grid, moving_mid, fixed_mid, mask_mid, metric, o.execution);
     const double value = 0.5 * (for_fixed.value + for_moving.value);
     advance(fixed_side, scaled_update(std::move(for_fixed.direction), o), o, inverse);
     advance(moving_side, scaled_update(std::move(for_moving.direction), o), o, inverse);
@@ -136,9 +142,22 @@ double refine_inverses(HalfWay& side, const SynOptions& o) {
 
 SynResult syn_register(const rp_image& fixed, const rp_image& moving, const SynOptions& options,
                        const double* initial_affine, const SynObserver& observer) {
+  return syn_register(fixed, moving, nullptr, options, initial_affine, observer);
+}
+
+SynResult syn_register(const rp_image& fixed, const rp_image& moving, const rp_image* fixed_mask,
+                       const SynOptions& options, const double* initial_affine, const SynObserver& observer) {
   check_options(options);
   const FieldGeometry full = geometry_of(fixed);
   geometry_of(moving);  // checks it
+  if (fixed_mask != nullptr) {
+    const FieldGeometry mask_grid = geometry_of(*fixed_mask);
+    require(mask_grid.dims.nx == full.dims.nx && mask_grid.dims.ny == full.dims.ny && mask_grid.dims.nz == full.dims.nz &&
+                std::equal(full.voxel_to_world, full.voxel_to_world + 16, mask_grid.voxel_to_world),
+            "the fixed mask's grid is not the fixed image's");
+  }
+  const SynMetricFunction metric = options.metric_function ? options.metric_function
+                                                           : builtin_metric(options.metric, options.execution);
   std::vector<float> moving_through_affine;
   rp_image moving_input = moving;
   if (initial_affine) {
@@ -156,7 +175,8 @@ SynResult syn_register(const rp_image& fixed, const rp_image& moving, const SynO
     fixed_side = l == 0 ? zero_half_way(grid) : resampled(fixed_side, grid, options.execution);
     moving_side = l == 0 ? zero_half_way(grid) : resampled(moving_side, grid, options.execution);
     result.levels.push_back(
-        run_level(int(l), level, grid, fixed, moving_input, fixed_side, moving_side, options, observer));
+        run_level(int(l), level, grid, fixed, moving_input, fixed_mask, fixed_side, moving_side, options, metric,
+                  observer));
   }
   result.inverse_max_residual_mm = std::max(refine_inverses(fixed_side, options), refine_inverses(moving_side, options));
 

@@ -49,4 +49,14 @@ using SynObserver = std::function<bool(int level, int iteration, double metric_v
 SynResult syn_register(const rp_image& fixed, const rp_image& moving, const SynOptions& options,
                        const double* initial_affine = nullptr, const SynObserver& observer = {});
 
+// The same with a mask of the fixed image (nullable; on the fixed grid, voxels > 0 count): at
+// every iteration it is pulled into the midpoint space with the fixed image (trilinear, then
+// >= 0.5 counts) and given to both of the iteration's metric evaluations, so only points whose
+// fixed-side position lies in the mask drive the fields (as an ITK v4 metric's fixed mask,
+// checked at each virtual point). Throws rp::Error(RP_INVALID_ARGUMENT) for a mask whose grid
+// is not the fixed image's.
+SynResult syn_register(const rp_image& fixed, const rp_image& moving, const rp_image* fixed_mask,
+                       const SynOptions& options, const double* initial_affine = nullptr,
+                       const SynObserver& observer = {});
+
 }  // namespace regpipe_common::syn

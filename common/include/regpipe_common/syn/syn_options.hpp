@@ -11,6 +11,8 @@
 #include <regpipe_common/execution.hpp>
 #include <regpipe_common/fields/displacement_field.hpp>
 
+#include <functional>
+#include <span>
 #include <vector>
 
 namespace regpipe_common::syn {
@@ -22,6 +24,23 @@ struct SynMetric {
   dense_metrics::LocalCcOptions cc;         // box of radius 4 with ANTs' own-window gradient
   dense_metrics::MattesOptions mattes;      // 32 bins
 };
+
+// What SyN hands its metric at every evaluation: two images sampled on the level's virtual
+// grid (x fastest) and the mask of the voxels that count.
+struct SynMetricInput {
+  const FieldGeometry& grid;
+  std::span<const float> fixed;   // the side whose field is NOT updated by this gradient
+  std::span<const float> moving;  // the image whose sampling points move (moving(x + u(x)))
+  std::span<const float> mask;    // empty: every voxel counts; else 0/1 per voxel
+};
+
+// The metric as SyN sees it, the shape of abi.h's RP_EXT_DENSE_COST: returns the cost (lower is
+// better) and writes d cost / d u(x) in cost per LPS world millimetre, 3 floats per voxel
+// interleaved, into gradient_world (3 * voxels, zero where a voxel does not count). The
+// metric derives the moving image's spatial gradient itself. Errors are thrown (rp::Error
+// keeps its status). A plugin routes this through a cost component's evaluate_dense;
+// builtin_metric (syn_update.hpp) makes one of SynMetric's kinds.
+using SynMetricFunction = std::function<double(const SynMetricInput& input, std::span<float> gradient_world)>;
 
 // One resolution level: its iteration limit, the virtual grid's shrink factor (of the fixed
 // image's grid) and the Gaussian sigma both images are smoothed with at full resolution.
@@ -47,6 +66,8 @@ struct SynOptions {
   int convergence_window_size = 10;
 
   SynMetric metric;
+  // When set, SyN calls it for every metric evaluation instead of builtin_metric(metric).
+  SynMetricFunction metric_function;
 
   // The fixed-point inversions of every iteration, as ANTs' SyN runs ITK's inverter: at most
   // 20 iterations, stopping at a max residual of 0.1 or a mean one of 0.001 voxels (of the

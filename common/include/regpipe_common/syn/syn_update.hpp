@@ -15,12 +15,26 @@ struct MetricDescent {
   DisplacementField direction;  // -d metric / d u: world LPS mm per voxel, on the grid
 };
 
+// One of SynMetric's built-in kinds as a SynMetricFunction: the dense metric (dense_metrics/)
+// with moving's central-difference gradient, the mask as its 0/1 weight, and its gradient
+// along the grid's unit axes turned into LPS world (grid_gradient_to_world).
+SynMetricFunction builtin_metric(const SynMetric& metric, Execution execution = Execution::parallel);
+
+// d cost / d u along the grid's unit axes E (the columns of voxel_to_world's linear part,
+// normalised) to LPS world: g_grid = E^T g_world, so g_world = E^-T g_grid (E itself for an
+// orthonormal grid). Throws rp::Error(RP_INVALID_ARGUMENT) for a singular grid.
+void grid_gradient_to_world(const double voxel_to_world[16], std::span<const double> grid_gradient,
+                            std::span<float> world_gradient, Execution execution = Execution::parallel);
+
 // The metric between two images already sampled on `grid` (x fastest), and its descent
-// direction for the sampling displacement u of `moving` (moving(x + u(x))), from the dense
-// metric's gradient (dense_metrics/, d cost / d u along the grid axes) with moving's
-// central-difference gradient, turned into world vectors along the grid's direction cosines.
-// This is ITK's v4 metric derivative (the negative gradient) that SyN composes into the
-// OTHER image's half-way field (see syn_registration.hpp).
+// direction for the sampling displacement u of `moving` (moving(x + u(x))): minus the
+// metric's world gradient. This is ITK's v4 metric derivative (the negative gradient) that
+// SyN composes into the OTHER image's half-way field (see syn_registration.hpp). `mask`:
+// empty, or 0/1 per voxel.
+MetricDescent metric_descent(const FieldGeometry& grid, std::span<const float> fixed, std::span<const float> moving,
+                             std::span<const float> mask, const SynMetricFunction& metric,
+                             Execution execution = Execution::parallel);
+// The same with a built-in kind and no mask.
 MetricDescent metric_descent(const FieldGeometry& grid, std::span<const float> fixed, std::span<const float> moving,
                              const SynMetric& metric, Execution execution = Execution::parallel);
 
