@@ -382,6 +382,41 @@ constexpr rp_cost_vtable cost_vtable_with_dense() {
   return v;
 }
 
+// [1.5] RP_EXT_DEFORMABLE_OPTIMIZER (abi.h): an optimizer T adds
+//   void register_deformable(const rp_deformable_problem& problem);
+// and offers it with optimizer_vtable_with_deformable<T>(flags, supported_dof), otherwise as
+// optimizer_vtable<T>. T keeps its minimize; a deformable-only optimizer throws
+// rp::Error(RP_UNSUPPORTED, "...") from it. Checked here: an ABI 1.5 problem with fixed,
+// moving, cost, a dense extension holding evaluate_dense, and forward_out; the grids, the
+// memory and the fields' vectors are T's to check.
+namespace detail {
+template <class T>
+inline constexpr rp_optimizer_deformable_ext optimizer_deformable_ext = {
+    sizeof(rp_optimizer_deformable_ext), [](void* self, const rp_deformable_problem* p) noexcept {
+      return call<T>(self, [&](T& t) {
+        if (p == nullptr || !RP_HAS_MEMBER(p, rp_deformable_problem, inverse_out))
+          throw Error(RP_INVALID_ARGUMENT, "register_deformable needs an ABI 1.5 rp_deformable_problem");
+        if (p->fixed == nullptr || p->moving == nullptr || p->forward_out == nullptr)
+          throw Error(RP_INVALID_ARGUMENT, "register_deformable needs fixed, moving and forward_out");
+        if (p->cost == nullptr || p->dense == nullptr || !RP_HAS_MEMBER(p->dense, rp_cost_dense_ext, evaluate_dense) ||
+            p->dense->evaluate_dense == nullptr)
+          throw Error(RP_INVALID_ARGUMENT,
+                      "register_deformable needs a cost instance and its RP_EXT_DENSE_COST extension");
+        t.register_deformable(*p);
+      });
+    }};
+}  // namespace detail
+
+template <class T>
+constexpr rp_optimizer_vtable optimizer_vtable_with_deformable(uint32_t flags, uint32_t supported_dof = RP_DOF_ANY) {
+  rp_optimizer_vtable v = optimizer_vtable<T>(flags, supported_dof);
+  v.get_extension = [](void*, const char* id) noexcept -> const void* {
+    return id != nullptr && std::strcmp(id, RP_EXT_DEFORMABLE_OPTIMIZER) == 0 ? &detail::optimizer_deformable_ext<T>
+                                                                               : nullptr;
+  };
+  return v;
+}
+
 // Throws the objective's failure as an rp::Error (so optimizers can write straight-line code).
 inline void check(const rp_objective& obj, rp_status s) {
   if (s != RP_OK) throw Error(s, obj.last_error(obj.ctx));
