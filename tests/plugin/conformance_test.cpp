@@ -180,7 +180,18 @@ TEST_P(OptimizerConformance, MinimisesABowlAndPropagatesObjectiveFailures) {
   BowlObjective bowl(6);
   AffineParams x = identity_params();
   double f = 0.0;
-  opt.minimize(bowl.abi, x.data(), &f);
+  if (opt.offers_deformable()) {
+    // A deformable-only optimizer (abi.h 1.5, optim.syn) refuses an affine objective.
+    try {
+      opt.minimize(bowl.abi, x.data(), &f);
+    } catch (const ComponentError& e) {
+      ASSERT_EQ(e.status(), RP_UNSUPPORTED) << c.id << ": " << e.what();
+      EXPECT_EQ(bowl.calls, 0) << c.id;
+      GTEST_SKIP() << c.id << " is a deformable optimizer: " << e.what();
+    }
+  } else {
+    opt.minimize(bowl.abi, x.data(), &f);
+  }
   EXPECT_NEAR(x[3], 3.0, 0.05) << c.id;
   EXPECT_NEAR(x[4], -2.0, 0.05) << c.id;
   EXPECT_NEAR(x[5], 1.0, 0.05) << c.id;

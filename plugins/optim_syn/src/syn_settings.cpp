@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 namespace regpipe::optim_syn {
 namespace {
@@ -25,6 +26,9 @@ std::vector<double> parse_schedule(const char* name, const std::string& text, bo
   const std::string where = std::string(name) + "=\"" + text + "\"";
   std::vector<double> out;
   if (text.empty()) refuse(where + ": empty; write one value per level, coarsest first, as 100x70x50x20");
+  for (const char* suffix : {"vox", "mm"})
+    if (text.size() >= std::strlen(suffix) && text.compare(text.size() - std::strlen(suffix), std::string::npos, suffix) == 0)
+      refuse(where + ": give the unit with smoothing_in_mm (true: mm, false: voxels), not as a suffix");
   std::size_t begin = 0;
   while (true) {
     const std::size_t end = text.find('x', begin);
@@ -34,10 +38,7 @@ std::vector<double> parse_schedule(const char* name, const std::string& text, bo
     char* stop = nullptr;
     const double v = std::strtod(item.c_str(), &stop);
     if (stop == item.c_str() || *stop != '\0' || errno != 0 || !std::isfinite(v))
-      refuse(where + ": '" + item + "' is not a number" +
-             (item.find("mm") != std::string::npos || item.find("vox") != std::string::npos
-                  ? " (give the unit with smoothing_in_mm, not as a suffix)"
-                  : ""));
+      refuse(where + ": '" + item + "' is not a number");
     if (integers && v != std::floor(v)) refuse(where + ": '" + item + "' is not a whole number");
     out.push_back(v);
     if (end == std::string::npos) break;
