@@ -382,6 +382,20 @@ constexpr rp_cost_vtable cost_vtable_with_dense() {
   return v;
 }
 
+// RP_EXT_DENSE_COST with [1.4] RP_EXT_DEVICE_INFO, for a GPU cost: T adds evaluate_dense as
+// above and void describe_device(rp_device_info& out) const.
+template <class T>
+constexpr rp_cost_vtable cost_vtable_with_dense_and_device_info() {
+  rp_cost_vtable v = cost_vtable<T>();
+  v.get_extension = [](void*, const char* id) noexcept -> const void* {
+    if (id == nullptr) return nullptr;
+    if (std::strcmp(id, RP_EXT_DENSE_COST) == 0) return &detail::cost_dense_ext<T>;
+    if (std::strcmp(id, RP_EXT_DEVICE_INFO) == 0) return &detail::device_info_ext<T>;
+    return nullptr;
+  };
+  return v;
+}
+
 // [1.5] RP_EXT_DEFORMABLE_OPTIMIZER (abi.h): an optimizer T adds
 //   void register_deformable(const rp_deformable_problem& problem);
 // and offers it with optimizer_vtable_with_deformable<T>(flags, supported_dof), otherwise as

@@ -5,6 +5,7 @@
 #include <regpipe_common/affine_checks.hpp>
 #include <regpipe_common/resample_sampling.hpp>
 #include <regpipe_common/voxel_map.hpp>
+#include <regpipe_common/warp_sample.hpp>
 
 #include <cmath>
 #include <string>
@@ -82,9 +83,9 @@ void LocalCcCost::evaluate(const rp_cost_request& request) {
   }
 }
 
-// The moving image resampled trilinearly onto the reference grid; a voxel counts with the
-// reference weight times the moving weight where it maps inside the moving image, else not
-// at all (ANTs' CC likewise sums only voxels inside both images).
+// The moving image resampled trilinearly onto the reference grid (warp_sample.hpp, shared with
+// cuda.lcc); a voxel counts with the reference weight times the moving weight where it maps
+// inside the moving image, else not at all (ANTs' CC likewise sums only voxels inside both images).
 double LocalCcCost::evaluate_one(const double matrix[16], double* overlap) const {
   VoxelMap map;
   if (!make_voxel_map(ref_->voxel_to_world, matrix, mov_->voxel_to_world, &map))
@@ -99,15 +100,12 @@ double LocalCcCost::evaluate_one(const double matrix[16], double* overlap) const
         const std::size_t i = std::size_t(x) + std::size_t(g.nx) * (y + std::size_t(g.ny) * z);
         const float w_ref = ref_->weight(i);
         total_weight += w_ref;
-        const double* m = map.m;
-        const float px = float(m[0] * x + m[1] * y + m[2] * z + m[3]);
-        const float py = float(m[4] * x + m[5] * y + m[6] * z + m[7]);
-        const float pz = float(m[8] * x + m[9] * y + m[10] * z + m[11]);
-        if (!(w_ref > 0.f) || !inside(mov_->grid, px, py, pz)) continue;
+        const WarpedVoxel v = warp_voxel(map, x, y, z, w_ref, mov_->values.data(),
+                                         mov_->weights.empty() ? nullptr : mov_->weights.data(), mov_->grid);
+        if (!v.inside) continue;
         inside_weight += w_ref;
-        const float w_mov = mov_->weights.empty() ? 1.f : trilinear(mov_->weights.data(), mov_->grid, px, py, pz);
-        weight[i] = w_ref * w_mov;
-        warped[i] = trilinear(mov_->values.data(), mov_->grid, px, py, pz);
+        weight[i] = v.weight;
+        warped[i] = v.value;
       }
   *overlap = total_weight > 0.0 ? inside_weight / total_weight : 0.0;
   const DenseCostInput in{{g, {ref_->spacing_mm[0], ref_->spacing_mm[1], ref_->spacing_mm[2]}},

@@ -1,0 +1,542 @@
+// cuda.lcc's kernels: ANTs' neighbourhood CC with a box window, the formulas of
+// regpipe_common/dense_metrics/local_cc.hpp (read it first) in double on the device.
+//
+// One evaluation: the global weighted moments (two deterministic reductions), the six window
+// sums of w, w f, w m, w f^2, w m^2, w f m (f, m centred on their global weighted means) by
+// one of two schemes, then one kernel per voxel for the correlation, the cost's partial sums
+// and ANTs' own-window gradient (or the four terms of the exact one, window-summed again).
+//   separable (ours): three passes. x: a block per x-line loads f, m, w into shared memory,
+//     forms each product, scans it (prefix sums) and writes the box sums as prefix
+//     differences (coalesced reads and writes); y and z: a thread per column segment of 64
+//     voxels slides a running window sum along the axis (consecutive threads on consecutive
+//     x: coalesced). Work per voxel does not grow with the radius (but for one window per
+//     segment to start the running sum).
+//   luo (Luo et al. 2015, PLoS ONE 10(9):e0136718, "GPU-accelerated CC calculation in
+//     ANTs"): the images are bound to 3D textures (cudaArray, point sampling) and one thread
+//     per voxel sums its own (2r+1)^3 window, O(r^3) per voxel. Luo et al. write m_I, m_J, A,
+//     B, C to float surfaces and copy them back to ANTs; here the six sums stay in double
+//     global memory and the same correlation kernel as ours follows (1e-9 agreement with
+//     cpu.lcc needs double).
+#include "lcc_kernels.hpp"
+#include "reduce.cuh"
+
+#include <regpipe_common/central_difference.hpp>
+#include <regpipe_common_cuda/cuda_check.hpp>
+
+#include <algorithm>
+#include <string>
+
+namespace regpipe::cost_lcc_cuda {
+namespace {
+
+using regpipe_common::difference_neighbours;
+
+// The global sums in workspace.stats.
+enum { kStatW, kStatF, kStatM, kStatVarF, kStatVarM, kStatRho, kStatCount };
+// The window sums, in this order, N doubles each.
+enum { kSumW, kSumF, kSumM, kSumFF, kSumMM, kSumFM, kSums };
+constexpr int kExactTerms = 4;
+constexpr int kColumnSegment = 64;  // voxels per thread in the y and z passes
+// Same as regpipe_common::dense_metrics::kFlatWindowVarianceFraction (local_cc.hpp, C++20).
+constexpr double kFlatWindowVarianceFraction = 1e-10;
+
+struct Dims {
+  int nx, ny, nz;
+  std::size_t n;
+};
+
+// What the per-voxel kernels read of one problem.
+struct VoxelArgs {
+  Dims d;
+  double spacing_mm[3];
+  double to_world[9];
+  const float* fixed;
+  const float* moving;
+  const float* weight;
+  bool weight_is_mask;
+  float* gradient_out;
+};
+
+__device__ __forceinline__ double weight_of(const float* w, bool is_mask, std::size_t i) {
+  if (w == nullptr) return 1.0;
+  const float v = w[i];
+  return is_mask ? (v > 0.f ? 1.0 : 0.0) : double(v);
+}
+
+struct Moments {
+  double total_weight, fixed_mean, moving_mean, fixed_variance, moving_variance;
+};
+
+__device__ __forceinline__ Moments moments_of(const double* stats) {
+  Moments m;
+  m.total_weight = stats[kStatW];
+  const bool any = m.total_weight > 0.0;
+  m.fixed_mean = any ? stats[kStatF] / m.total_weight : 0.0;
+  m.moving_mean = any ? stats[kStatM] / m.total_weight : 0.0;
+  m.fixed_variance = any ? stats[kStatVarF] / m.total_weight : 0.0;
+  m.moving_variance = any ? stats[kStatVarM] / m.total_weight : 0.0;
+  return m;
+}
+
+// Pass 1: sum w, w f, w m; pass 2: sum w (f - fmean)^2, w (m - mmean)^2. Partials per block.
+template <int kPass>
+__global__ void moments_kernel(const float* f, const float* m, const float* w, bool is_mask, std::size_t n,
+                               const double* stats, double* partials) {
+  double a = 0.0, b = 0.0, c = 0.0;
+  double fmean = 0.0, mmean = 0.0;
+  if (kPass == 2) {
+    const Moments s = moments_of(stats);
+    fmean = s.fixed_mean;
+    mmean = s.moving_mean;
+  }
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const double wi = weight_of(w, is_mask, i);
+    if (kPass == 1) {
+      a += wi;
+      b += wi * f[i];
+      c += wi * m[i];
+    } else {
+      const double df = f[i] - fmean, dm = m[i] - mmean;
+      a += wi * df * df;
+      b += wi * dm * dm;
+    }
+  }
+  constexpr int kCount = kPass == 1 ? 3 : 2;
+  a = block_sum(a);
+  b = block_sum(b);
+  if (kPass == 1) c = block_sum(c);
+  if (threadIdx.x == 0) {
+    partials[std::size_t(blockIdx.x) * kCount + 0] = a;
+    partials[std::size_t(blockIdx.x) * kCount + 1] = b;
+    if (kPass == 1) partials[std::size_t(blockIdx.x) * kCount + 2] = c;
+  }
+}
+
+// p[0, n) <- its inclusive prefix sums (in shared memory, the whole block), then
+// out[i] = sum of the inputs j with |j - i| <= radius, 0 <= j < n.
+__device__ void scan_and_box(double* p, int n, int radius, double* out) {
+  __shared__ double warp_totals[32];
+  const int t = threadIdx.x, threads = blockDim.x;
+  const int segment = (n + threads - 1) / threads;
+  const int lo = min(t * segment, n), hi = min(lo + segment, n);
+  double run = 0.0;
+  for (int i = lo; i < hi; ++i) {
+    run += p[i];
+    p[i] = run;
+  }
+  // Exclusive scan of the threads' totals: within each warp, then over the warps.
+  const int lane = t & 31, warp = t >> 5, warps = (threads + 31) >> 5;
+  double inclusive = run;
+  for (int o = 1; o < 32; o <<= 1) {
+    const double v = __shfl_up_sync(0xffffffffu, inclusive, o);
+    if (lane >= o) inclusive += v;
+  }
+  if (lane == 31) warp_totals[warp] = inclusive;
+  __syncthreads();
+  if (warp == 0) {
+    double v = lane < warps ? warp_totals[lane] : 0.0;
+    for (int o = 1; o < 32; o <<= 1) {
+      const double u = __shfl_up_sync(0xffffffffu, v, o);
+      if (lane >= o) v += u;
+    }
+    if (lane < warps) warp_totals[lane] = v;
+  }
+  __syncthreads();
+  const double offset = inclusive - run + (warp > 0 ? warp_totals[warp - 1] : 0.0);
+  for (int i = lo; i < hi; ++i) p[i] += offset;
+  __syncthreads();
+  for (int i = t; i < n; i += threads) {
+    const int last = min(i + radius, n - 1), before = i - radius - 1;
+    out[i] = p[last] - (before >= 0 ? p[before] : 0.0);
+  }
+  __syncthreads();  // p and warp_totals are reused by the next line
+}
+
+// The x pass, a block per x-line (blockIdx.x = y + ny z). kProducts: the six products of the
+// line's f, m, w into out's six arrays; else array blockIdx.y of `in` into the same of `out`
+// (in place allowed: the line is read whole before it is written).
+template <bool kProducts>
+__global__ void box_x_kernel(const float* f, const float* m, const float* w, bool is_mask, const double* stats,
+                             const double* in, double* out, Dims d, int radius) {
+  extern __shared__ double shared[];
+  const int nx = d.nx;
+  const std::size_t base = std::size_t(blockIdx.x) * nx;
+  double* prefix = shared;
+  if (kProducts) {
+    double* fs = shared + nx;
+    double* ms = fs + nx;
+    double* ws = ms + nx;
+    const Moments s = moments_of(stats);
+    for (int i = threadIdx.x; i < nx; i += blockDim.x) {
+      ws[i] = weight_of(w, is_mask, base + i);
+      fs[i] = f[base + i] - s.fixed_mean;
+      ms[i] = m[base + i] - s.moving_mean;
+    }
+    __syncthreads();
+    for (int k = 0; k < kSums; ++k) {
+      for (int i = threadIdx.x; i < nx; i += blockDim.x) {
+        const double wi = ws[i], fi = fs[i], mi = ms[i];
+        prefix[i] = k == kSumW    ? wi
+                    : k == kSumF  ? wi * fi
+                    : k == kSumM  ? wi * mi
+                    : k == kSumFF ? wi * fi * fi
+                    : k == kSumMM ? wi * mi * mi
+                                  : wi * fi * mi;
+      }
+      __syncthreads();
+      scan_and_box(prefix, nx, radius, out + k * d.n + base);
+    }
+  } else {
+    const std::size_t offset = blockIdx.y * d.n + base;
+    for (int i = threadIdx.x; i < nx; i += blockDim.x) prefix[i] = in[offset + i];
+    __syncthreads();
+    scan_and_box(prefix, nx, radius, out + offset);
+  }
+}
+
+// The y (axis 1) or z (axis 2) pass of array blockIdx.y: a thread per segment of a column,
+// a running window sum along it. in and out differ.
+__global__ void box_column_kernel(const double* in, double* out, Dims d, int axis, int radius) {
+  const int length = axis == 1 ? d.ny : d.nz;
+  const std::size_t columns = axis == 1 ? std::size_t(d.nx) * d.nz : std::size_t(d.nx) * d.ny;
+  const std::size_t segments = (std::size_t(length) + kColumnSegment - 1) / kColumnSegment;
+  const std::size_t id = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (id >= columns * segments) return;
+  const std::size_t column = id % columns;
+  const int segment = int(id / columns);
+  std::size_t base, stride;
+  if (axis == 1) {
+    base = column % d.nx + column / d.nx * std::size_t(d.nx) * d.ny;
+    stride = std::size_t(d.nx);
+  } else {
+    base = column;
+    stride = std::size_t(d.nx) * d.ny;
+  }
+  const double* src = in + blockIdx.y * d.n + base;
+  double* dst = out + blockIdx.y * d.n + base;
+  const int begin = segment * kColumnSegment, end = min(begin + kColumnSegment, length);
+  double sum = 0.0;
+  for (int j = max(begin - radius, 0); j <= min(begin + radius, length - 1); ++j) sum += src[j * stride];
+  for (int i = begin; i < end; ++i) {
+    dst[i * stride] = sum;
+    if (i + radius + 1 < length) sum += src[(i + radius + 1) * stride];
+    if (i - radius >= 0) sum -= src[(i - radius) * stride];
+  }
+}
+
+// Luo et al.'s kernel: a thread per voxel (x, y from a 2D block, z = blockIdx.z) sums its own
+// window, clipped at the grid's faces, from the textures.
+__global__ void luo_window_kernel(cudaTextureObject_t fixed, cudaTextureObject_t moving, cudaTextureObject_t weight,
+                                  bool weighted, bool is_mask, const double* stats, Dims d, int radius,
+                                  double* sums) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y, z = blockIdx.z;
+  if (x >= d.nx || y >= d.ny) return;
+  const Moments s = moments_of(stats);
+  double acc[kSums] = {0, 0, 0, 0, 0, 0};
+  for (int zz = max(z - radius, 0); zz <= min(z + radius, d.nz - 1); ++zz)
+    for (int yy = max(y - radius, 0); yy <= min(y + radius, d.ny - 1); ++yy)
+      for (int xx = max(x - radius, 0); xx <= min(x + radius, d.nx - 1); ++xx) {
+        const float u = float(xx) + 0.5f, v = float(yy) + 0.5f, t = float(zz) + 0.5f;
+        double w = 1.0;
+        if (weighted) {
+          const float wv = tex3D<float>(weight, u, v, t);
+          w = is_mask ? (wv > 0.f ? 1.0 : 0.0) : double(wv);
+        }
+        const double fi = tex3D<float>(fixed, u, v, t) - s.fixed_mean;
+        const double mi = tex3D<float>(moving, u, v, t) - s.moving_mean;
+        acc[kSumW] += w;
+        acc[kSumF] += w * fi;
+        acc[kSumM] += w * mi;
+        acc[kSumFF] += w * fi * fi;
+        acc[kSumMM] += w * mi * mi;
+        acc[kSumFM] += w * fi * mi;
+      }
+  const std::size_t i = std::size_t(x) + std::size_t(d.nx) * (std::size_t(y) + std::size_t(d.ny) * z);
+  for (int k = 0; k < kSums; ++k) sums[k * d.n + i] = acc[k];
+}
+
+// d cost / d u at voxel i along the grid axes, from d cost / d m(i), into LPS world (float).
+__device__ __forceinline__ void write_world_gradient(const VoxelArgs& a, std::size_t i, double d_cost_d_m) {
+  const std::size_t nx = std::size_t(a.d.nx), plane = nx * std::size_t(a.d.ny);
+  const long at[3] = {long(i % nx), long(i % plane / nx), long(i / plane)};
+  const long size[3] = {a.d.nx, a.d.ny, a.d.nz};
+  const std::size_t stride[3] = {1, nx, plane};
+  double g[3];
+  for (int axis = 0; axis < 3; ++axis) {
+    // The moving image's central difference, as image_gradient.hpp computes it (in float).
+    const regpipe_common::DifferenceNeighbours nb = difference_neighbours(at[axis], size[axis]);
+    const double rise = double(a.moving[i + (nb.hi - at[axis]) * stride[axis]]) -
+                        double(a.moving[i - (at[axis] - nb.lo) * stride[axis]]);
+    const float grad_m = nb.hi > nb.lo ? float(rise / (double(nb.hi - nb.lo) * a.spacing_mm[axis])) : 0.0f;
+    g[axis] = d_cost_d_m * grad_m;
+  }
+  for (int r = 0; r < 3; ++r)
+    a.gradient_out[3 * i + r] =
+        float(a.to_world[3 * r + 0] * g[0] + a.to_world[3 * r + 1] * g[1] + a.to_world[3 * r + 2] * g[2]);
+}
+
+__device__ __forceinline__ void write_zero_gradient(const VoxelArgs& a, std::size_t i) {
+  a.gradient_out[3 * i] = a.gradient_out[3 * i + 1] = a.gradient_out[3 * i + 2] = 0.f;
+}
+
+// Per voxel: rho2 into the cost's partial sums; ANTs' gradient, or the exact gradient's four
+// terms into `terms` (4 arrays), which the exact gradient then window-sums.
+__global__ void correlate_kernel(VoxelArgs a, const double* stats, const double* sums, double* terms,
+                                 double* partials) {
+  const Moments s = moments_of(stats);
+  const std::size_t n = a.d.n;
+  const bool want_gradient = a.gradient_out != nullptr;
+  const bool exact = terms != nullptr;
+  double weighted_rho2 = 0.0;
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const double w = weight_of(a.weight, a.weight_is_mask, i);
+    if (!(w > 0.0)) {
+      if (exact) {
+        for (int k = 0; k < kExactTerms; ++k) terms[k * n + i] = 0.0;
+      } else if (want_gradient) {
+        write_zero_gradient(a, i);
+      }
+      continue;
+    }
+    const double window = sums[kSumW * n + i], sf = sums[kSumF * n + i], sm = sums[kSumM * n + i];
+    const double fbar = sf / window, mbar = sm / window;
+    const double cross = sums[kSumFM * n + i] - fbar * sm;
+    const double fixed_ss = sums[kSumFF * n + i] - fbar * sf;
+    const double moving_ss = sums[kSumMM * n + i] - mbar * sm;
+    // window_correlation (local_cc.hpp)
+    const bool flat = !(fixed_ss > kFlatWindowVarianceFraction * window * s.fixed_variance) ||
+                      !(moving_ss > kFlatWindowVarianceFraction * window * s.moving_variance);
+    const double rho2 = flat ? 1.0 : cross * cross / (fixed_ss * moving_ss);
+    const double alpha = flat ? 0.0 : 2.0 * cross / (fixed_ss * moving_ss);
+    const double beta = flat ? 0.0 : cross / moving_ss;
+    if (exact) {
+      terms[0 * n + i] = w * alpha;
+      terms[1 * n + i] = w * alpha * fbar;
+      terms[2 * n + i] = w * alpha * beta;
+      terms[3 * n + i] = w * alpha * beta * mbar;
+    } else if (want_gradient) {
+      const double f = a.fixed[i] - s.fixed_mean, m = a.moving[i] - s.moving_mean;
+      const double d_cost_d_m = -(w * w / s.total_weight) * alpha * ((f - fbar) - beta * (m - mbar));
+      write_world_gradient(a, i, d_cost_d_m);
+    }
+    weighted_rho2 += w * rho2;
+  }
+  weighted_rho2 = block_sum(weighted_rho2);
+  if (threadIdx.x == 0) partials[blockIdx.x] = weighted_rho2;
+}
+
+// The exact gradient from the window sums of the four terms.
+__global__ void exact_gradient_kernel(VoxelArgs a, const double* stats, const double* terms) {
+  const Moments s = moments_of(stats);
+  const std::size_t n = a.d.n;
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const double w = weight_of(a.weight, a.weight_is_mask, i);
+    if (!(w > 0.0)) {
+      write_zero_gradient(a, i);
+      continue;
+    }
+    const double f = a.fixed[i] - s.fixed_mean, m = a.moving[i] - s.moving_mean;
+    const double d_cost_d_m = -(w / s.total_weight) *
+                              (f * terms[0 * n + i] - terms[1 * n + i] - m * terms[2 * n + i] + terms[3 * n + i]);
+    write_world_gradient(a, i, d_cost_d_m);
+  }
+}
+
+// cost = -(1 / W) sum w rho2, 0 without weight (kWorstLocalCcCost).
+__global__ void finish_cost_kernel(const double* stats, double* cost_out) {
+  const double total = stats[kStatW];
+  *cost_out = total > 0.0 ? -stats[kStatRho] / total : 0.0;
+}
+
+__global__ void first_non_finite_kernel(const float* data, std::size_t n, unsigned long long* first) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    if (!isfinite(data[i])) atomicMin(first, static_cast<unsigned long long>(i));
+}
+
+// Window sums of `count` arrays in `a` (x in place), through `b` for y, back to `a` for z.
+void separable_box_sums(double* a, double* b, int count, Dims d, int radius, int threads, cudaStream_t stream) {
+  const int x_threads = std::min(threads, std::max(32, (d.nx + 31) / 32 * 32));
+  const std::size_t rows = std::size_t(d.ny) * d.nz;
+  box_x_kernel<false><<<dim3(unsigned(rows), unsigned(count)), x_threads, x_pass_shared_bytes(d.nx, false),
+                         stream>>>(nullptr, nullptr, nullptr, false, nullptr, a, a, d, radius);
+  RP_CUDA_CHECK_LAUNCH("box_x_kernel");
+  for (int axis = 1; axis <= 2; ++axis) {
+    const int length = axis == 1 ? d.ny : d.nz;
+    const std::size_t columns = axis == 1 ? std::size_t(d.nx) * d.nz : std::size_t(d.nx) * d.ny;
+    const std::size_t items = columns * ((std::size_t(length) + kColumnSegment - 1) / kColumnSegment);
+    box_column_kernel<<<dim3(unsigned((items + threads - 1) / threads), unsigned(count)), threads, 0, stream>>>(
+        axis == 1 ? a : b, axis == 1 ? b : a, d, axis, radius);
+    RP_CUDA_CHECK_LAUNCH("box_column_kernel");
+  }
+}
+
+void set_shared_limit(const void* kernel, std::size_t bytes) {
+  RP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+}
+
+cudaTextureObject_t make_texture(cudaArray_t array) {
+  cudaResourceDesc resource{};
+  resource.resType = cudaResourceTypeArray;
+  resource.res.array.array = array;
+  cudaTextureDesc texture{};
+  for (int a = 0; a < 3; ++a) texture.addressMode[a] = cudaAddressModeClamp;
+  texture.filterMode = cudaFilterModePoint;
+  texture.readMode = cudaReadModeElementType;
+  texture.normalizedCoords = 0;
+  cudaTextureObject_t object = 0;
+  RP_CUDA_CHECK(cudaCreateTextureObject(&object, &resource, &texture, nullptr));
+  return object;
+}
+
+// Luo's textures for the images of `p` (3D arrays reused while the grid stays the same).
+void bind_textures(const LccProblem& p, LccWorkspace& ws, cudaStream_t stream) {
+  if (ws.array_dims[0] != p.nx || ws.array_dims[1] != p.ny || ws.array_dims[2] != p.nz || ws.arrays[0] == nullptr) {
+    ws.release_textures();
+    const cudaChannelFormatDesc channel = cudaCreateChannelDesc<float>();
+    for (int k = 0; k < 3; ++k) {
+      RP_CUDA_CHECK(cudaMalloc3DArray(&ws.arrays[k], &channel, make_cudaExtent(p.nx, p.ny, p.nz)));
+      ws.textures[k] = make_texture(ws.arrays[k]);
+    }
+    ws.array_dims[0] = p.nx;
+    ws.array_dims[1] = p.ny;
+    ws.array_dims[2] = p.nz;
+  }
+  const float* images[3] = {p.fixed, p.moving, p.weight};
+  for (int k = 0; k < 3; ++k) {
+    if (images[k] == nullptr) continue;
+    cudaMemcpy3DParms copy{};
+    copy.srcPtr = make_cudaPitchedPtr(const_cast<float*>(images[k]), std::size_t(p.nx) * sizeof(float),
+                                      std::size_t(p.nx), std::size_t(p.ny));
+    copy.dstArray = ws.arrays[k];
+    copy.extent = make_cudaExtent(p.nx, p.ny, p.nz);
+    copy.kind = cudaMemcpyDeviceToDevice;
+    RP_CUDA_CHECK(cudaMemcpy3DAsync(&copy, stream));
+  }
+}
+
+}  // namespace
+
+LccWorkspace::~LccWorkspace() { release_textures(); }
+
+void LccWorkspace::release_textures() {
+  for (int k = 0; k < 3; ++k) {
+    if (textures[k] != 0) cudaDestroyTextureObject(textures[k]);
+    if (arrays[k] != nullptr) cudaFreeArray(arrays[k]);
+    textures[k] = 0;
+    arrays[k] = nullptr;
+  }
+  array_dims[0] = array_dims[1] = array_dims[2] = 0;
+}
+
+std::size_t x_pass_shared_bytes(int nx, bool products) {
+  return std::size_t(nx) * sizeof(double) * (products ? 4 : 1);
+}
+
+std::size_t workspace_bytes(std::size_t voxels, WindowScheme scheme, bool weighted) {
+  const std::size_t sums = std::size_t(kSums) * voxels * sizeof(double);
+  if (scheme == WindowScheme::separable) return 2 * sums;
+  return sums + (weighted ? 3 : 2) * voxels * sizeof(float);
+}
+
+void run_local_cc(const LccProblem& p, LccWorkspace& ws, int sm_count, std::size_t shared_optin, cudaStream_t stream,
+                  double* cost_out) {
+  (void)sm_count;
+  const Dims d{p.nx, p.ny, p.nz, std::size_t(p.nx) * std::size_t(p.ny) * std::size_t(p.nz)};
+  const int threads = p.threads_per_block;
+  const bool separable = p.scheme == WindowScheme::separable;
+  const bool want_gradient = p.gradient_out != nullptr;
+  const bool exact = want_gradient && p.exact && separable;
+  if (separable) {
+    const std::size_t bytes = x_pass_shared_bytes(p.nx, true);
+    if (bytes > shared_optin)
+      throw rp::Error(RP_UNSUPPORTED, "cuda.lcc scheme=separable holds an x-line in shared memory: nx=" +
+                                          std::to_string(p.nx) + " needs " + std::to_string(bytes) +
+                                          " bytes, the device allows " + std::to_string(shared_optin) +
+                                          "; use scheme=luo or cpu.lcc");
+    if (bytes > 48 * 1024) {
+      set_shared_limit(reinterpret_cast<const void*>(&box_x_kernel<true>), bytes);
+      set_shared_limit(reinterpret_cast<const void*>(&box_x_kernel<false>), x_pass_shared_bytes(p.nx, false));
+    }
+  }
+  ws.stats.ensure(kStatCount);
+  ws.partials.ensure(std::size_t(kMaxReduceBlocks) * 3);
+  ws.sums_a.ensure(kSums * d.n);
+  if (separable) ws.sums_b.ensure(kSums * d.n);
+
+  // Global moments.
+  const int blocks = reduce_blocks(d.n, threads);
+  moments_kernel<1><<<blocks, threads, 0, stream>>>(p.fixed, p.moving, p.weight, p.weight_is_mask, d.n, nullptr,
+                                                     ws.partials.get());
+  RP_CUDA_CHECK_LAUNCH("moments_kernel<1>");
+  finish_sums<<<3, 256, 0, stream>>>(ws.partials.get(), blocks, 3, ws.stats.get() + kStatW);
+  RP_CUDA_CHECK_LAUNCH("finish_sums");
+  moments_kernel<2><<<blocks, threads, 0, stream>>>(p.fixed, p.moving, p.weight, p.weight_is_mask, d.n,
+                                                     ws.stats.get(), ws.partials.get());
+  RP_CUDA_CHECK_LAUNCH("moments_kernel<2>");
+  finish_sums<<<2, 256, 0, stream>>>(ws.partials.get(), blocks, 2, ws.stats.get() + kStatVarF);
+  RP_CUDA_CHECK_LAUNCH("finish_sums");
+
+  // The six window sums, into sums_a.
+  double* a = ws.sums_a.get();
+  double* b = ws.sums_b.get();
+  if (separable) {
+    const int x_threads = std::min(threads, std::max(32, (p.nx + 31) / 32 * 32));
+    box_x_kernel<true><<<unsigned(std::size_t(p.ny) * p.nz), x_threads, x_pass_shared_bytes(p.nx, true), stream>>>(
+        p.fixed, p.moving, p.weight, p.weight_is_mask, ws.stats.get(), nullptr, b, d, p.radius);
+    RP_CUDA_CHECK_LAUNCH("box_x_kernel<true>");
+    // y: b -> a, z: a -> b; then swap so that the sums are in `a`.
+    for (int axis = 1; axis <= 2; ++axis) {
+      const int length = axis == 1 ? d.ny : d.nz;
+      const std::size_t columns = axis == 1 ? std::size_t(d.nx) * d.nz : std::size_t(d.nx) * d.ny;
+      const std::size_t items = columns * ((std::size_t(length) + kColumnSegment - 1) / kColumnSegment);
+      box_column_kernel<<<dim3(unsigned((items + threads - 1) / threads), kSums), threads, 0, stream>>>(
+          axis == 1 ? b : a, axis == 1 ? a : b, d, axis, p.radius);
+      RP_CUDA_CHECK_LAUNCH("box_column_kernel");
+    }
+    std::swap(a, b);
+  } else {
+    bind_textures(p, ws, stream);
+    const int rows_per_block = std::max(1, threads / 32);
+    const dim3 grid(unsigned((p.nx + 31) / 32), unsigned((p.ny + rows_per_block - 1) / rows_per_block), unsigned(p.nz));
+    luo_window_kernel<<<grid, dim3(32, unsigned(rows_per_block)), 0, stream>>>(
+        ws.textures[0], ws.textures[1], ws.textures[2], p.weight != nullptr, p.weight_is_mask, ws.stats.get(), d,
+        p.radius, a);
+    RP_CUDA_CHECK_LAUNCH("luo_window_kernel");
+  }
+
+  // The correlation, the cost and the gradient.
+  VoxelArgs args{d, {p.spacing_mm[0], p.spacing_mm[1], p.spacing_mm[2]}, {}, p.fixed, p.moving, p.weight,
+                 p.weight_is_mask, p.gradient_out};
+  for (int k = 0; k < 9; ++k) args.to_world[k] = p.to_world[k];
+  double* terms = exact ? b : nullptr;
+  correlate_kernel<<<blocks, threads, 0, stream>>>(args, ws.stats.get(), a, terms, ws.partials.get());
+  RP_CUDA_CHECK_LAUNCH("correlate_kernel");
+  finish_sums<<<1, 256, 0, stream>>>(ws.partials.get(), blocks, 1, ws.stats.get() + kStatRho);
+  RP_CUDA_CHECK_LAUNCH("finish_sums");
+  if (exact) {
+    // The terms in b: x in place, y into a, z back into b.
+    separable_box_sums(b, a, kExactTerms, d, p.radius, threads, stream);
+    exact_gradient_kernel<<<blocks, threads, 0, stream>>>(args, ws.stats.get(), b);
+    RP_CUDA_CHECK_LAUNCH("exact_gradient_kernel");
+  }
+  finish_cost_kernel<<<1, 1, 0, stream>>>(ws.stats.get(), cost_out);
+  RP_CUDA_CHECK_LAUNCH("finish_cost_kernel");
+}
+
+std::size_t first_non_finite(const float* data, std::size_t n, LccWorkspace& ws, cudaStream_t stream) {
+  ws.first_bad.ensure(1);
+  const unsigned long long none = n;
+  RP_CUDA_CHECK(cudaMemcpyAsync(ws.first_bad.get(), &none, sizeof(none), cudaMemcpyHostToDevice, stream));
+  first_non_finite_kernel<<<reduce_blocks(n, 256), 256, 0, stream>>>(data, n, ws.first_bad.get());
+  RP_CUDA_CHECK_LAUNCH("first_non_finite_kernel");
+  unsigned long long first = n;
+  RP_CUDA_CHECK(cudaMemcpyAsync(&first, ws.first_bad.get(), sizeof(first), cudaMemcpyDeviceToHost, stream));
+  RP_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return std::size_t(first);
+}
+
+}  // namespace regpipe::cost_lcc_cuda
