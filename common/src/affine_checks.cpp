@@ -1,4 +1,5 @@
 #include <regpipe_common/affine_checks.hpp>
+#include <regpipe_common/resample_request.hpp>
 
 #include <regpipe/plugin.hpp>
 
@@ -14,10 +15,6 @@ constexpr double kSingularRelativeDeterminant = 1e-12;
 
 [[noreturn]] void fail(const std::string& what, const std::string& problem) {
   throw rp::Error(RP_INVALID_ARGUMENT, what + " " + problem);
-}
-
-double column_length(const double m[16], int c) {
-  return std::sqrt(m[c] * m[c] + m[4 + c] * m[4 + c] + m[8 + c] * m[8 + c]);
 }
 
 }  // namespace
@@ -37,7 +34,7 @@ void check_affine(const double m[16], const std::string& what) {
   }
   const double det = m[0] * (m[5] * m[10] - m[6] * m[9]) - m[1] * (m[4] * m[10] - m[6] * m[8]) +
                      m[2] * (m[4] * m[9] - m[5] * m[8]);
-  const double scale = column_length(m, 0) * column_length(m, 1) * column_length(m, 2);
+  const double scale = axis_spacing(m, 0) * axis_spacing(m, 1) * axis_spacing(m, 2);
   if (!(std::fabs(det) > kSingularRelativeDeterminant * scale)) {
     std::ostringstream s;
     s << "is singular (determinant " << det << "); it must be invertible";

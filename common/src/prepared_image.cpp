@@ -3,6 +3,7 @@
 #include <regpipe_common/affine_checks.hpp>
 
 #include <regpipe_common/parallel_slabs.hpp>
+#include <regpipe_common/resample_request.hpp>
 
 #include <regpipe/plugin.hpp>
 
@@ -120,7 +121,7 @@ std::vector<float> copy_weights(const rp_image& weight, const rp_image& image,
 void copy_geometry(const rp_image& image, double voxel_to_world[16], double spacing_mm[3]) {
   const double* m = image.voxel_to_world;
   for (int i = 0; i < 16; ++i) voxel_to_world[i] = m[i];
-  for (int c = 0; c < 3; ++c) spacing_mm[c] = std::sqrt(m[c] * m[c] + m[4 + c] * m[4 + c] + m[8 + c] * m[8 + c]);
+  for (int c = 0; c < 3; ++c) spacing_mm[c] = axis_spacing(m, c);
 }
 
 void measure_intensities(PreparedImage& p) {

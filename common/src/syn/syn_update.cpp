@@ -2,6 +2,7 @@
 
 #include <regpipe_common/dense_metrics/image_gradient.hpp>
 #include <regpipe_common/dense_metrics/mean_squares.hpp>
+#include <regpipe_common/dense_metrics/world_gradient.hpp>
 #include <regpipe_common/fields/gaussian_smoothing.hpp>
 #include <regpipe_common/resample_request.hpp>
 
@@ -10,37 +11,6 @@
 #include <string>
 
 namespace regpipe_common::syn {
-
-namespace {
-using Matrix3 = double[3][3];
-}  // namespace
-
-void grid_gradient_to_world(const double voxel_to_world[16], std::span<const double> grid_gradient,
-                            std::span<float> world_gradient, Execution execution) {
-  // E: the unit axis directions as columns; E^-T = cofactor(E) / det(E).
-  Matrix3 e{}, to_world{};
-  for (int c = 0; c < 3; ++c) {
-    const double length = axis_spacing(voxel_to_world, c);
-    if (!std::isfinite(length) || !(length > 0.0))
-      throw rp::Error(RP_INVALID_ARGUMENT, "SyN: voxel_to_world axis " + std::to_string(c) + " is not a finite non-zero vector");
-    for (int r = 0; r < 3; ++r) e[r][c] = voxel_to_world[4 * r + c] / length;
-  }
-  for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c)
-      to_world[r][c] = e[(r + 1) % 3][(c + 1) % 3] * e[(r + 2) % 3][(c + 2) % 3] -
-                       e[(r + 1) % 3][(c + 2) % 3] * e[(r + 2) % 3][(c + 1) % 3];
-  const double det = e[0][0] * to_world[0][0] + e[0][1] * to_world[0][1] + e[0][2] * to_world[0][2];
-  if (!(std::abs(det) > 1e-9)) throw rp::Error(RP_INVALID_ARGUMENT, "SyN: voxel_to_world is not invertible");
-  for (auto& row : to_world)
-    for (double& v : row) v /= det;
-  dense_metrics::for_each_slab(grid_gradient.size() / 3, execution, [&](std::size_t begin, std::size_t end, std::size_t) {
-    for (std::size_t i = begin; i < end; ++i) {
-      const double* g = &grid_gradient[3 * i];
-      for (int r = 0; r < 3; ++r)
-        world_gradient[3 * i + r] = float(to_world[r][0] * g[0] + to_world[r][1] * g[1] + to_world[r][2] * g[2]);
-    }
-  });
-}
 
 SynMetricFunction builtin_metric(const SynMetric& metric, Execution execution) {
   return [metric, execution](const SynMetricInput& in, std::span<float> gradient_world) {
@@ -57,7 +27,7 @@ SynMetricFunction builtin_metric(const SynMetric& metric, Execution execution) {
       case SynMetricKind::mean_squares: value = dm::mean_squares(input, gradient, execution); break;
       case SynMetricKind::mattes: value = dm::mattes_mutual_information(input, metric.mattes, gradient, execution); break;
     }
-    grid_gradient_to_world(grid.voxel_to_world, gradient, gradient_world, execution);
+    dm::grid_gradient_to_world(grid.voxel_to_world, gradient, gradient_world, execution);
     return value;
   };
 }

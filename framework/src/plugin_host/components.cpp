@@ -256,7 +256,13 @@ void OptimizerInstance::register_deformable(const rp_image& fixed, const rp_imag
   problem.inverse_out = inverse;
   const rp_status s = call_plugin(*component_, "register_deformable",
                                   [&] { return deformable_->register_deformable(self_, &problem); });
-  if (s != RP_OK) fail(*component_, s, "register_deformable", vt_->last_error(self_));
+  if (s == RP_OK) return;
+  // A failing cost's own message names the cause (the optimizer only sees its status).
+  std::string message = vt_->last_error(self_);
+  const std::string cost_message = cost.vt_->last_error(cost.self_);
+  if (!cost_message.empty() && message.find(cost_message) == std::string::npos)
+    message += (message.empty() ? "" : ": ") + std::string("cost '") + cost.component().id + "': " + cost_message;
+  fail(*component_, s, "register_deformable", message.c_str());
 }
 
 // ---- resampler ----

@@ -22,7 +22,7 @@ struct DenseRequestInput {
 DenseRequestInput dense_request_input(const rp_dense_cost_request& request);
 
 // Writes d cost / d u in LPS world mm from the metric's gradient along the grid's unit axes
-// (g_grid = E^T g_world, E the unit axis directions: g_world = E^-T g_grid).
+// (dense_metrics/world_gradient.hpp).
 void write_world_gradient(const rp_dense_cost_request& request, std::span<const double> grid_gradient);
 
 // The whole request: `metric(input, gradient)` returns the cost and fills the grid-axis

@@ -17,14 +17,8 @@ struct MetricDescent {
 
 // One of SynMetric's built-in kinds as a SynMetricFunction: the dense metric (dense_metrics/)
 // with moving's central-difference gradient, the mask as its 0/1 weight, and its gradient
-// along the grid's unit axes turned into LPS world (grid_gradient_to_world).
+// along the grid's unit axes turned into LPS world (dense_metrics/world_gradient.hpp).
 SynMetricFunction builtin_metric(const SynMetric& metric, Execution execution = Execution::parallel);
-
-// d cost / d u along the grid's unit axes E (the columns of voxel_to_world's linear part,
-// normalised) to LPS world: g_grid = E^T g_world, so g_world = E^-T g_grid (E itself for an
-// orthonormal grid). Throws rp::Error(RP_INVALID_ARGUMENT) for a singular grid.
-void grid_gradient_to_world(const double voxel_to_world[16], std::span<const double> grid_gradient,
-                            std::span<float> world_gradient, Execution execution = Execution::parallel);
 
 // The metric between two images already sampled on `grid` (x fastest), and its descent
 // direction for the sampling displacement u of `moving` (moving(x + u(x))): minus the
