@@ -96,6 +96,13 @@ Command add_validate(CLI::App& app, CommonOptions& common) {
     check_pipeline_files(p);
     // The components a run would use here: a preference list's first that starts on this machine.
     HostServices services(RP_LOG_ERROR, false);
+    if (!p.stages.empty()) {  // registration.stages: each stage's components
+      const StageComponents components = create_stage_components(p, plugins, services);
+      std::printf("%s: valid; on this machine it runs:\n", o->file.c_str());
+      for (const auto& [label, c] : components.used)
+        std::printf("  %s %-9s %s\n", label.c_str(), c.role.c_str(), describe_used(c).c_str());
+      return kExitOk;
+    }
     const RegistrationComponents components = create_registration_components(p, plugins, services);
     std::printf("%s: valid; on this machine it runs:\n", o->file.c_str());
     for (const UsedComponent& c : components.used)

@@ -106,6 +106,29 @@ nlohmann::json make_report(const Pipeline& pipeline, const RegistrationImages& i
     stages.push_back(j);
   }
   report["stages"] = stages;
+  // registration.stages (additive: only pipelines with stages have it): each stage in order,
+  // with its components, final cost (a syn stage's dense cost before and after it) and time.
+  if (!result.pipeline_stages.empty()) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& s : result.pipeline_stages) {
+      const auto number = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
+      nlohmann::json j = {{"name", s.label},        {"transform", s.transform}, {"cost", s.cost_id},
+                          {"optimizer", s.optimizer_id}, {"final_cost", number(s.final_cost)},
+                          {"seconds", s.seconds}};
+      if (s.transform == "syn") {
+        j["cost_before"] = number(s.cost_before);
+      } else {
+        j["dof"] = s.dof;
+        j["evaluations"] = s.evaluations;
+      }
+      list.push_back(j);
+    }
+    report["registration_stages"] = list;
+    if (result.warp && o.transforms)
+      report["outputs"]["warp"] = {{"forward", o.prefix + "1Warp.nii.gz"},
+                                   {"inverse", o.prefix + "1InverseWarp.nii.gz"},
+                                   {"apply_chain", {o.prefix + "0GenericAffine.mat", o.prefix + "1Warp.nii.gz"}}};
+  }
   report["result"] = {{"final_cost", result.final_cost},
                       {"evaluations", result.evaluations},
                       {"parameters", result.params},

@@ -1,7 +1,9 @@
 #include <regpipe/host/atomic_file.hpp>
 #include <regpipe/host/driver.hpp>
 #include <regpipe/host/error.hpp>
+#include <regpipe/host/displacement_field_io.hpp>
 #include <regpipe/host/qa_picture.hpp>
+#include <regpipe/host/resample_through_chain.hpp>
 #include <regpipe/host/resample_image.hpp>
 #include <regpipe/host/result_set.hpp>
 #include <regpipe/host/temporary_outputs.hpp>
@@ -97,6 +99,26 @@ std::optional<Image> resample_registered(const Pipeline& p, const RegistrationIm
   return registered_image(p, images, ref_to_mov, plugins, services);
 }
 
+namespace {
+
+// The registered image of a result: through the affine alone on the resampler plugin, or, with
+// a syn stage's warp, through the chain [affine, warp] on the host (resample_through_chain.hpp:
+// the moving image sampled at ref_to_mov * (p + warp(p)), as `regpipe apply -t
+// 0GenericAffine.mat -t 1Warp.nii.gz` does).
+std::optional<Image> resample_result(const Pipeline& p, const RegistrationImages& images,
+                                     const RegistrationResult& result, const PluginHost& plugins,
+                                     HostServices& services) {
+  if (!result.warp) return resample_registered(p, images, result.ref_to_mov, plugins, services);
+  if (!p.outputs.registered_image && !p.outputs.qa_png) return std::nullopt;
+  const std::vector<ChainStep> chain{ChainStep{result.ref_to_mov, nullptr},
+                                     ChainStep{Eigen::Matrix4d::Identity(), result.warp}};
+  return resample_at_positions(images.moving, images.reference,
+                               chain_sample_positions(chain, images.reference, images.moving),
+                               interpolation_from_name(p.outputs.interpolation));
+}
+
+}  // namespace
+
 Image image_header(const Image& image) {
   Image header;
   header.dims = image.dims;
@@ -141,6 +163,11 @@ std::vector<std::pair<std::string, bool>> output_names(const Pipeline& p) {
       {"report.json", o.report}};
   for (const char* format : {".nii.gz", ".nii", ".mha", ".nrrd"})
     names.emplace_back(std::string("registered") + format, o.registered_image && o.image_format == format);
+  // A syn stage's fields, ANTs' names after 0GenericAffine.mat (registration.stages).
+  const bool warps = o.transforms && std::any_of(p.stages.begin(), p.stages.end(),
+                                                 [](const PipelineStage& s) { return s.deformable; });
+  names.emplace_back("1Warp.nii.gz", warps);
+  names.emplace_back("1InverseWarp.nii.gz", warps);
   for (auto& [name, written] : names) name = o.prefix + name;
   return names;
 }
@@ -184,6 +211,9 @@ std::optional<double> write_output_files(const Pipeline& p, const Image& referen
       const Eigen::Matrix4d world = to_world_ras_forward(result.ref_to_mov);
       write_world_matrix(out("moving_to_reference_world.txt"), world);
       write_world_matrix(out("transform_world.txt"), world);
+      // The syn stage's fields on the reference grid (written atomically, as ITK/ANTs read them).
+      if (result.warp) write_displacement_field(*result.warp, out("1Warp.nii.gz"));
+      if (result.inverse_warp) write_displacement_field(*result.inverse_warp, out("1InverseWarp.nii.gz"));
     }
     if (registered && p.outputs.registered_image)
       write_image(*registered, out("registered" + p.outputs.image_format), registered_image_type(p, moving));
@@ -222,8 +252,7 @@ std::optional<double> write_outputs(const Pipeline& p, const RegistrationImages&
                                     PhaseSeconds& phases) {
   using Clock = std::chrono::steady_clock;
   const auto resampling_start = Clock::now();
-  const std::optional<Image> registered =
-      resample_registered(p, images, result.ref_to_mov, plugins, services);
+  const std::optional<Image> registered = resample_result(p, images, result, plugins, services);
   phases.writing = std::chrono::duration<double>(Clock::now() - resampling_start).count();
   return write_output_files(p, images.reference, images.moving, result, registered, phases,
                             std::chrono::duration<double>(Clock::now() - start).count());
@@ -270,6 +299,13 @@ void print_summary(const RegistrationResult& result, const PhaseSeconds& phases,
     else
       std::printf("  %-40s %8lld evaluations  best cost %.6f  %.3f s\n", s.name.c_str(), s.evaluations,
                   s.best_cost, s.seconds);
+  for (const auto& s : result.pipeline_stages) {
+    const std::string cost = std::isnan(s.cost_before)
+                                 ? "cost " + std::to_string(s.final_cost)
+                                 : "cost " + std::to_string(s.cost_before) + " -> " + std::to_string(s.final_cost);
+    std::printf("%-30s %s + %s  %s  %.3f s\n", s.label.c_str(), s.cost_id.c_str(), s.optimizer_id.c_str(),
+                cost.c_str(), s.seconds);
+  }
   std::printf("total %.3f s (reading %.3f s, registration %.3f s of which search %.3f s, "
               "writing %.3f s); outputs in %s\n",
               total, phases.reading, phases.registration, result.seconds_search, phases.writing,
@@ -300,15 +336,20 @@ RegistrationResult run_pipeline(const Pipeline& p, const PluginHost& plugins, Ho
   std::future<RegistrationImages> reading;
   if (p.outputs.parallel_io) reading = std::async(std::launch::async, read_images);
   RegistrationComponents components;
+  StageComponents stage_components;  // registration.stages
   try {
-    components = create_registration_components(p, plugins, services);
+    if (p.stages.empty())
+      components = create_registration_components(p, plugins, services);
+    else
+      stage_components = create_stage_components(p, plugins, services);
   } catch (...) {
     if (reading.valid()) reading.wait();
     throw;
   }
   RegistrationImages images = reading.valid() ? reading.get() : read_images();
   const auto registration_start = Clock::now();
-  RegistrationResult result = register_images(p, images, components, services);
+  RegistrationResult result = p.stages.empty() ? register_images(p, images, components, services)
+                                               : register_stages(p, images, stage_components, services);
   phases.registration = std::chrono::duration<double>(Clock::now() - registration_start).count();
   result.seconds_loading = phases.reading;
   const std::optional<double> error_mm =

@@ -89,17 +89,19 @@ AffineParams initial_transform_params(const PipelineRegistration& reg, const Reg
 }  // namespace
 
 bool start_needs_moving_centre(const PipelineRegistration& reg) {
-  return !reg.initial_transform &&
+  return !reg.initial_matrix && !reg.initial_transform &&
          (reg.initialisation == "centre_of_mass" || reg.initialisation == "scaled_voxels");
 }
 
 std::string start_name(const PipelineRegistration& reg) {
+  if (reg.initial_matrix) return "the previous stage's result";
   if (reg.initial_transform) return "registration.initial_transform '" + reg.initial_transform->string() + "'";
   return "initialisation " + reg.initialisation;
 }
 
 AffineParams start_params(const PipelineRegistration& reg, const RegistrationImages& images,
                           const Eigen::Vector3d& centre, std::future<Eigen::Vector3d>& moving_centre) {
+  if (reg.initial_matrix) return matrix_to_params(*reg.initial_matrix, centre);
   if (reg.initial_transform) return initial_transform_params(reg, images, centre);
   if (reg.initialisation == "centre_of_mass") return translation_params(moving_centre.get() - centre);
   if (reg.initialisation == "geometric_centre")

@@ -118,12 +118,14 @@ void read_inputs(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
   });
 }
 
-// A component of the registration section, validated against the plugins' schemas.
+// A component of the registration section (or of a stage: `section` is then
+// "registration.stages[i]"), validated against the plugins' schemas.
 void read_component(YamlContext& ctx, const YAML::Node& reg, const std::string& name, int32_t kind,
-                    const PluginHost& host, ComponentSpec& spec) {
-  const std::string section = "registration." + name;
+                    const PluginHost& host, ComponentSpec& spec, const std::string& prefix = "registration") {
+  const std::string section = prefix + "." + name;
+  const std::string schema_section = (prefix == "registration" ? prefix : "registration.stages") + "." + name;
   with_child(reg, name.c_str(), [&](const YAML::Node& node) {
-    read_component_keys(ctx, node, section, schema_children(section), spec);
+    read_component_keys(ctx, node, section, schema_children(schema_section), spec);
   });
   if (spec.where.text.empty()) spec.where = {ctx.where(section, reg).text};
   check_component(ctx, kind, host, spec);
@@ -133,7 +135,7 @@ void read_component(YamlContext& ctx, const YAML::Node& reg, const std::string& 
 // any image is read, unless some listed optimizer supports it (creating from a preference
 // list then skips those that do not). Plugins that declare nothing accept any DOF.
 void check_optimizer_dof(YamlContext& ctx, const YAML::Node& reg, const PluginHost& host,
-                         const PipelineRegistration& r) {
+                         const PipelineRegistration& r, const std::string& prefix = "registration") {
   const YAML::Node given = reg.IsMap() ? reg["dof"] : YAML::Node();
   const bool is_given = given.IsDefined() && !given.IsNull();
   std::vector<const Component*> refusing;
@@ -145,8 +147,8 @@ void check_optimizer_dof(YamlContext& ctx, const YAML::Node& reg, const PluginHo
   }
   if (refusing.empty()) return;
   const std::string dof = std::to_string(r.dof);
-  std::string message = "registration.dof=" + dof;
-  if (!is_given) message += " (the default)";
+  std::string message = prefix + ".dof=" + dof;
+  if (!is_given) message += prefix == "registration" ? " (the default)" : " (the stage's transform)";
   if (refusing.size() == 1) {
     message += " is not supported by optimizer '" + refusing[0]->id + "', which supports DOF " +
                dof_list(refusing[0]->supported_dof);
@@ -162,9 +164,230 @@ void check_optimizer_dof(YamlContext& ctx, const YAML::Node& reg, const PluginHo
   if (!alternatives.empty())
     message += "; optimizers that support " + dof + " DOF: " + join(alternatives, ", ");
   if (is_given)
-    ctx.error("registration.dof", given, message);
+    ctx.error(prefix + ".dof", given, message);
   else
     ctx.errors_push(r.optimizer.where.text + ": " + message);
+}
+
+// The keys a stage of registration.stages holds (the one-stage form has them in the section).
+const std::vector<std::string> kStageKeys{"dof", "levels_mm", "bins_per_level", "cost", "optimizer"};
+
+// The registration section's keys, or a stage's (`prefix` "registration.stages[i]"): with
+// `stage_keys` dof, levels_mm, bins_per_level, cost and optimizer; with `shared_keys` the
+// others. One order for both, so that the one-stage form reports as it always did.
+void read_registration_keys(YamlContext& ctx, const YAML::Node& node, const std::string& prefix,
+                            const PluginHost& host, PipelineRegistration& r, bool stage_keys,
+                            bool shared_keys) {
+  bool dof_read = true;  // false after an error about the value: no second one from the optimizer
+  if (stage_keys) {
+    with_child(node, "dof", [&](const YAML::Node& n) {
+      long long dof = 0;
+      dof_read = false;
+      if (!ctx.read_int(prefix + ".dof", n, &dof)) return;
+      if (dof != 3 && dof != 6 && dof != 7 && dof != 9 && dof != 12) {
+        ctx.error(prefix + ".dof", n,
+                  prefix + ".dof=" + std::to_string(dof) + " is not one of 3, 6, 7, 9, 12");
+        return;
+      }
+      r.dof = unsigned(dof);
+      dof_read = true;
+    });
+    with_child(node, "levels_mm", [&](const YAML::Node& n) {
+      const std::string key = prefix + ".levels_mm";
+      if (!n.IsSequence() || n.size() == 0) {
+        ctx.error(key, n, key + " must be a non-empty list, e.g. [8, 4, 2, 1]");
+        return;
+      }
+      std::vector<double> levels;
+      for (const auto& v : n) {
+        double mm = 0;
+        if (!ctx.read_double(key, v, &mm)) return;
+        if (!(mm > 0.0 && mm <= 64.0)) {
+          ctx.error(key, v, "level " + v.Scalar() + " mm is outside (0, 64]");
+          return;
+        }
+        levels.push_back(mm);
+      }
+      if (!std::is_sorted(levels.rbegin(), levels.rend()))
+        ctx.error(key, n, key + " must go from coarse to fine");
+      r.levels_mm = levels;
+    });
+  }
+  if (shared_keys) {
+    with_child(node, "initialisation", [&](const YAML::Node& n) {
+      std::string s;
+      if (!ctx.read_string("registration.initialisation", n, &s)) return;
+      const std::vector<std::string> choices{"centre_of_mass", "identity", "geometric_centre", "moments",
+                                             "scaled_voxels"};
+      if (std::find(choices.begin(), choices.end(), s) == choices.end())
+        ctx.error("registration.initialisation", n,
+                  "registration.initialisation=" + s + " is not one of " + join(choices, ", ") +
+                      did_you_mean(s, choices));
+      else r.initialisation = s;
+    });
+    with_child(node, "initial_transform", [&](const YAML::Node& n) {
+      fs::path path;
+      if (!ctx.read_path("registration.initial_transform", n, &path)) return;
+      std::error_code ec;
+      if (!fs::is_regular_file(path, ec))
+        ctx.error("registration.initial_transform", n,
+                  "registration.initial_transform: '" + path.string() + "' " +
+                      (fs::exists(path, ec) ? "is not a regular file" : "does not exist"));
+      else if (node["initialisation"])
+        ctx.error("registration.initial_transform", n,
+                  "registration.initial_transform and registration.initialisation are both set: the "
+                  "initial transform is the start; remove one");
+      else r.initial_transform = path;
+    });
+    with_child(node, "initial_transform_format", [&](const YAML::Node& n) {
+      std::string name;
+      if (!ctx.read_string("registration.initial_transform_format", n, &name)) return;
+      try {
+        r.initial_transform_format = parse_transform_format(name);
+      } catch (const UserError& e) {
+        ctx.error("registration.initial_transform_format", n, std::string("registration.initial_transform_format: ") + e.what());
+      }
+    });
+  }
+  if (stage_keys)
+    with_child(node, "bins_per_level", [&](const YAML::Node& n) {
+      ctx.read_bool(prefix + ".bins_per_level", n, &r.bins_per_level);
+    });
+  if (shared_keys) {
+    with_child(node, "decouple_grids", [&](const YAML::Node& n) {
+      ctx.read_bool("registration.decouple_grids", n, &r.decouple_grids);
+    });
+    with_child(node, "min_overlap", [&](const YAML::Node& n) {
+      double fraction = 0.0;
+      if (!ctx.read_double("registration.min_overlap", n, &fraction)) return;
+      if (!(fraction >= 0.0 && fraction < 1.0))
+        ctx.error("registration.min_overlap", n,
+                  "registration.min_overlap=" + n.Scalar() +
+                      " is outside [0, 1): it is a fraction of the smaller image (0 turns it off)");
+      else r.min_overlap = fraction;
+    });
+    with_child(node, "evaluation_timeout_s", [&](const YAML::Node& n) {
+      double seconds = 0.0;
+      if (!ctx.read_double("registration.evaluation_timeout_s", n, &seconds)) return;
+      if (!(seconds > 0.0 && seconds <= 1e6))
+        ctx.error("registration.evaluation_timeout_s", n,
+                  "registration.evaluation_timeout_s=" + n.Scalar() + " is outside (0, 1e6] seconds");
+      else r.evaluation_timeout_s = seconds;
+    });
+  }
+  if (stage_keys) {
+    read_component(ctx, node, "cost", RP_KIND_COST, host, r.cost, prefix);
+    read_component(ctx, node, "optimizer", RP_KIND_OPTIMIZER, host, r.optimizer, prefix);
+    if (dof_read) check_optimizer_dof(ctx, node, host, r, prefix);
+  }
+  if (shared_keys) read_component(ctx, node, "resampler", RP_KIND_RESAMPLER, host, r.resampler);
+}
+
+// One map of registration.stages: its transform (rigid = 6 DOF, affine = 12, syn, or a dof:
+// alone as the one-stage form's), then its keys. A syn stage takes no levels, dof nor
+// bins_per_level (its schedule is its optimizer's parameters) and defaults to cpu.lcc and
+// optim.syn; an affine stage defaults as the one-stage form.
+std::optional<PipelineStage> read_stage(YamlContext& ctx, const YAML::Node& n, size_t index,
+                                        const PluginHost& host, const PipelineRegistration& shared) {
+  const std::string prefix = "registration.stages[" + std::to_string(index) + "]";
+  if (!n.IsMap()) {
+    ctx.error(prefix, n, prefix + " must be a map (transform, cost, optimizer, ...), e.g. {transform: rigid}");
+    return std::nullopt;
+  }
+  if (!ctx.check_map(prefix, n, schema_children("registration.stages"))) return std::nullopt;
+  PipelineStage stage;
+  stage.where = ctx.where(prefix, n);
+  stage.registration = shared;
+  const YAML::Node transform = n["transform"];
+  const YAML::Node dof = n["dof"];
+  const bool has_dof = dof.IsDefined() && !dof.IsNull();
+  if (transform.IsDefined() && !transform.IsNull()) {
+    const std::vector<std::string> choices{"rigid", "affine", "syn"};
+    read_choice(ctx, transform, prefix + ".transform", choices, &stage.transform);
+    if (stage.transform.empty()) return std::nullopt;
+  } else if (has_dof) {
+    stage.transform = "dof";
+  } else {
+    ctx.error(prefix, n, prefix + ": give its transform (rigid, affine or syn) or its dof");
+    return std::nullopt;
+  }
+  stage.deformable = stage.transform == "syn";
+  stage.label = prefix + " (" + (stage.transform == "dof" ? "dof" : stage.transform) + ")";
+  PipelineRegistration& r = stage.registration;
+  if (stage.deformable) {
+    for (const char* key : {"dof", "levels_mm", "bins_per_level"}) {
+      const YAML::Node v = n[key];
+      if (v.IsDefined())
+        ctx.error(prefix + "." + key, v,
+                  prefix + "." + key + ": a syn stage has no " + key +
+                      (std::string(key) == "dof" ? " (it is a displacement field)"
+                                                 : ": its schedule is its optimizer's params (optim.syn: "
+                                                   "iterations, shrink_factors, smoothing_sigmas)"));
+    }
+    r.cost.plugins = {"cpu.lcc"};
+    r.optimizer.plugins = {"optim.syn"};
+    r.cost.where = r.optimizer.where = {};
+    read_component(ctx, n, "cost", RP_KIND_COST, host, r.cost, prefix);
+    read_component(ctx, n, "optimizer", RP_KIND_OPTIMIZER, host, r.optimizer, prefix);
+    return stage;
+  }
+  const unsigned transform_dof = stage.transform == "rigid" ? 6 : 12;
+  if (stage.transform != "dof") r.dof = transform_dof;
+  r.cost.where = r.optimizer.where = {};
+  read_registration_keys(ctx, n, prefix, host, r, true, false);
+  // A valid dof: that differs from the transform's (an invalid one is reported and not read).
+  if (has_dof && stage.transform != "dof" && r.dof != transform_dof)
+    ctx.error(prefix + ".dof", dof,
+              prefix + ".dof=" + dof.Scalar() + " contradicts its transform " + stage.transform + " (" +
+                  std::to_string(transform_dof) + " DOF): give one of them");
+  return stage;
+}
+
+// registration.stages: a non-empty list; the syn stage (at most one) comes last, after the
+// affine stages whose result starts it (or alone: it starts from the identity).
+void read_stages(YamlContext& ctx, const YAML::Node& reg, const YAML::Node& list, const PluginHost& host,
+                 Pipeline& p) {
+  for (const std::string& key : kStageKeys) {
+    const YAML::Node v = reg[key];
+    if (v.IsDefined())
+      ctx.error("registration." + key, v,
+                "registration." + key + " is a stage's key when registration.stages is given: move it into "
+                "each stage that needs it");
+  }
+  if (!list.IsSequence() || list.size() == 0) {
+    ctx.error("registration.stages", list,
+              "registration.stages must be a non-empty list of stages, e.g. [{transform: rigid}, "
+              "{transform: affine}, {transform: syn}]");
+    return;
+  }
+  if (p.inputs.moving.size() > 1)
+    ctx.error("registration.stages", list,
+              "registration.stages: a batch of " + std::to_string(p.inputs.moving.size()) +
+                  " moving images runs the one-stage form only (for now); register them one by one");
+  std::optional<size_t> syn_at;
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::optional<PipelineStage> stage = read_stage(ctx, list[i], i, host, p.registration);
+    if (!stage) continue;
+    if (syn_at && stage->deformable)
+      ctx.error("registration.stages[" + std::to_string(i) + "]", list[i],
+                "registration.stages[" + std::to_string(i) + "]: a second syn stage (registration.stages[" +
+                    std::to_string(*syn_at) + "] is one): one deformable stage, the last");
+    else if (syn_at)
+      ctx.error("registration.stages[" + std::to_string(i) + "]", list[i],
+                "registration.stages[" + std::to_string(i) + "] (" + stage->transform +
+                    ") comes after the syn stage registration.stages[" + std::to_string(*syn_at) +
+                    "]: affine stages come first, their result starts the deformable one");
+    if (stage->deformable && !syn_at) syn_at = i;
+    p.stages.push_back(std::move(*stage));
+  }
+  // The section's own view: the first affine stage (what one-stage readers of `registration`
+  // see), else the first stage; the shared keys are the section's.
+  for (const PipelineStage& s : p.stages)
+    if (!s.deformable) {
+      p.registration = s.registration;
+      return;
+    }
+  if (!p.stages.empty()) p.registration = p.stages.front().registration;
 }
 
 void read_registration(YamlContext& ctx, const YAML::Node& root, const PluginHost& host,
@@ -178,99 +401,13 @@ void read_registration(YamlContext& ctx, const YAML::Node& root, const PluginHos
   if (present && !ctx.check_map("registration", reg, schema_children("registration"))) return;
   const YAML::Node empty(YAML::NodeType::Map);
   const YAML::Node& node = present ? reg : empty;
-  bool dof_read = true;  // false after an error about the value: no second one from the optimizer
-  with_child(node, "dof", [&](const YAML::Node& n) {
-    long long dof = 0;
-    dof_read = false;
-    if (!ctx.read_int("registration.dof", n, &dof)) return;
-    if (dof != 3 && dof != 6 && dof != 7 && dof != 9 && dof != 12) {
-      ctx.error("registration.dof", n,
-                "registration.dof=" + std::to_string(dof) + " is not one of 3, 6, 7, 9, 12");
-      return;
-    }
-    r.dof = unsigned(dof);
-    dof_read = true;
-  });
-  with_child(node, "levels_mm", [&](const YAML::Node& n) {
-    if (!n.IsSequence() || n.size() == 0) {
-      ctx.error("registration.levels_mm", n, "registration.levels_mm must be a non-empty list, e.g. [8, 4, 2, 1]");
-      return;
-    }
-    std::vector<double> levels;
-    for (const auto& v : n) {
-      double mm = 0;
-      if (!ctx.read_double("registration.levels_mm", v, &mm)) return;
-      if (!(mm > 0.0 && mm <= 64.0)) {
-        ctx.error("registration.levels_mm", v, "level " + v.Scalar() + " mm is outside (0, 64]");
-        return;
-      }
-      levels.push_back(mm);
-    }
-    if (!std::is_sorted(levels.rbegin(), levels.rend()))
-      ctx.error("registration.levels_mm", n, "registration.levels_mm must go from coarse to fine");
-    r.levels_mm = levels;
-  });
-  with_child(node, "initialisation", [&](const YAML::Node& n) {
-    std::string s;
-    if (!ctx.read_string("registration.initialisation", n, &s)) return;
-    const std::vector<std::string> choices{"centre_of_mass", "identity", "geometric_centre", "moments",
-                                           "scaled_voxels"};
-    if (std::find(choices.begin(), choices.end(), s) == choices.end())
-      ctx.error("registration.initialisation", n,
-                "registration.initialisation=" + s + " is not one of " + join(choices, ", ") +
-                    did_you_mean(s, choices));
-    else r.initialisation = s;
-  });
-  with_child(node, "initial_transform", [&](const YAML::Node& n) {
-    fs::path path;
-    if (!ctx.read_path("registration.initial_transform", n, &path)) return;
-    std::error_code ec;
-    if (!fs::is_regular_file(path, ec))
-      ctx.error("registration.initial_transform", n,
-                "registration.initial_transform: '" + path.string() + "' " +
-                    (fs::exists(path, ec) ? "is not a regular file" : "does not exist"));
-    else if (node["initialisation"])
-      ctx.error("registration.initial_transform", n,
-                "registration.initial_transform and registration.initialisation are both set: the "
-                "initial transform is the start; remove one");
-    else r.initial_transform = path;
-  });
-  with_child(node, "initial_transform_format", [&](const YAML::Node& n) {
-    std::string name;
-    if (!ctx.read_string("registration.initial_transform_format", n, &name)) return;
-    try {
-      r.initial_transform_format = parse_transform_format(name);
-    } catch (const UserError& e) {
-      ctx.error("registration.initial_transform_format", n, std::string("registration.initial_transform_format: ") + e.what());
-    }
-  });
-  with_child(node, "bins_per_level", [&](const YAML::Node& n) {
-    ctx.read_bool("registration.bins_per_level", n, &r.bins_per_level);
-  });
-  with_child(node, "decouple_grids", [&](const YAML::Node& n) {
-    ctx.read_bool("registration.decouple_grids", n, &r.decouple_grids);
-  });
-  with_child(node, "min_overlap", [&](const YAML::Node& n) {
-    double fraction = 0.0;
-    if (!ctx.read_double("registration.min_overlap", n, &fraction)) return;
-    if (!(fraction >= 0.0 && fraction < 1.0))
-      ctx.error("registration.min_overlap", n,
-                "registration.min_overlap=" + n.Scalar() +
-                    " is outside [0, 1): it is a fraction of the smaller image (0 turns it off)");
-    else r.min_overlap = fraction;
-  });
-  with_child(node, "evaluation_timeout_s", [&](const YAML::Node& n) {
-    double seconds = 0.0;
-    if (!ctx.read_double("registration.evaluation_timeout_s", n, &seconds)) return;
-    if (!(seconds > 0.0 && seconds <= 1e6))
-      ctx.error("registration.evaluation_timeout_s", n,
-                "registration.evaluation_timeout_s=" + n.Scalar() + " is outside (0, 1e6] seconds");
-    else r.evaluation_timeout_s = seconds;
-  });
-  read_component(ctx, node, "cost", RP_KIND_COST, host, r.cost);
-  read_component(ctx, node, "optimizer", RP_KIND_OPTIMIZER, host, r.optimizer);
-  if (dof_read) check_optimizer_dof(ctx, node, host, r);
-  read_component(ctx, node, "resampler", RP_KIND_RESAMPLER, host, r.resampler);
+  const YAML::Node stages = node["stages"];
+  if (!stages.IsDefined() || stages.IsNull()) {
+    read_registration_keys(ctx, node, "registration", host, r, true, true);
+    return;
+  }
+  read_registration_keys(ctx, node, "registration", host, r, false, true);
+  read_stages(ctx, node, stages, host, p);
 }
 
 void read_choice(YamlContext& ctx, const YAML::Node& node, const std::string& key,

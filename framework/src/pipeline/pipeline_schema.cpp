@@ -80,6 +80,29 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
        "Resampler for the pyramid and the registered image (the GPU's when there is one; the two "
        "give the same levels bit for bit)."},
       {"registration.resampler.params", "map", "{}", "Parameters of the resampler."},
+      {"registration.stages", "list of stage maps", "(none)",
+       "Several stages in turn, as antsRegistration's Rigid, Affine and SyN: each affine stage "
+       "starts from the previous one's result, the last may be `syn` (deformable), started from the "
+       "final affine. With it, `dof`, `levels_mm`, `bins_per_level`, `cost` and `optimizer` are "
+       "each stage's (below) and not the section's; the section's other keys apply to all. A syn "
+       "stage alone starts from the identity (the headers). Not with a batch of moving images (yet)."},
+      {"registration.stages.transform", "one of rigid, affine, syn", "(dof's)",
+       "The stage's transform: `rigid` (6 DOF), `affine` (12 DOF), or `syn` (a displacement "
+       "field by greedy SyN; its schedule is its optimizer's params). Without it, `dof` says."},
+      {"registration.stages.dof", "int: 3, 6, 7, 9 or 12", "(the transform's)",
+       "An affine stage's DOF, as registration.dof (must agree with `transform` when both are given)."},
+      {"registration.stages.levels_mm", "list of numbers > 0", "[8, 4, 2, 1]",
+       "An affine stage's levels, as registration.levels_mm (a syn stage's are its optimizer's params)."},
+      {"registration.stages.bins_per_level", "bool", "false", "An affine stage's registration.bins_per_level."},
+      {"registration.stages.cost.plugin", "plugin id or list of ids", "[cuda.cr, cpu.cr] or cpu.lcc",
+       "The stage's cost: an affine stage's default as registration.cost; a syn stage's must offer "
+       "the dense extension (RP_EXT_DENSE_COST: cpu.lcc, cpu.ls), cpu.lcc by default."},
+      {"registration.stages.cost.params", "map", "{}", "Parameters of the stage's cost."},
+      {"registration.stages.optimizer.plugin", "plugin id or list of ids", "optim.powell or optim.syn",
+       "The stage's optimizer: an affine optimizer for an affine stage, one offering the deformable "
+       "extension (RP_EXT_DEFORMABLE_OPTIMIZER: optim.syn) for a syn stage."},
+      {"registration.stages.optimizer.params", "map", "{}",
+       "Parameters of the stage's optimizer (a syn stage's schedule: optim.syn's iterations, shrink_factors, smoothing_sigmas, as antsRegistration's --convergence, --shrink-factors, --smoothing-sigmas)."},
       {"outputs.dir", "path", "(required)",
        "Output folder (created if missing; its parent must exist)."},
       {"outputs.prefix", "string", "\"\"", "Prefix of every output file name."},

@@ -8,7 +8,10 @@
 #include <regpipe/host/plugin_host.hpp>
 #include <regpipe/host/transform.hpp>
 
+#include <regpipe_common/fields/displacement_field.hpp>
+
 #include <Eigen/Core>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +44,20 @@ struct UsedComponent {
 // and validate print for a component.
 std::string describe_used(const UsedComponent& c);
 
+// One stage of registration.stages as it ran (report.json's "registration_stages").
+struct PipelineStageRecord {
+  std::string label;      // "registration.stages[2] (syn)"
+  std::string transform;  // rigid, affine, syn or dof
+  unsigned dof = 0;       // an affine stage's
+  std::string cost_id, optimizer_id;
+  // An affine stage: its search's final cost. A syn stage: its dense cost between the reference
+  // and the moving image (trilinear) through the affine start alone, and through the result.
+  double cost_before = std::numeric_limits<double>::quiet_NaN();
+  double final_cost = std::numeric_limits<double>::quiet_NaN();
+  long long evaluations = 0;  // an affine stage's cost evaluations
+  double seconds = 0.0;
+};
+
 struct RegistrationResult {
   Eigen::Matrix4d ref_to_mov = Eigen::Matrix4d::Identity();  // abi.h convention (LPS)
   AffineParams params{};
@@ -50,6 +67,12 @@ struct RegistrationResult {
   std::vector<UsedComponent> components;
   double seconds_loading = 0.0, seconds_pyramid = 0.0, seconds_search = 0.0;
   long long evaluations = 0;
+  // registration.stages: each stage as it ran (empty for the one-stage form); ref_to_mov,
+  // params, stages and components above are then the affine stages' (the last one's result).
+  std::vector<PipelineStageRecord> pipeline_stages;
+  // A syn stage's fields on the reference grid: a reference world point p is seen in the moving
+  // image at ref_to_mov * (p + warp(p)) (ANTs' 1Warp); inverse_warp is ANTs' 1InverseWarp.
+  std::shared_ptr<const regpipe_common::DisplacementField> warp, inverse_warp;
 };
 
 // The images a registration needs, already read.
@@ -80,9 +103,36 @@ struct RegistrationComponents {
 };
 
 // Throws UserError for a plugin that is not installed, ComponentError for bad parameters.
+// With registration.stages: the first affine stage's (see create_stage_components).
 RegistrationComponents create_registration_components(const Pipeline& pipeline,
                                                       const PluginHost& plugins,
                                                       HostServices& services);
+
+// The components of a pipeline with registration.stages: each affine stage's, as
+// create_registration_components makes them, and the syn stage's cost and optimizer, checked
+// for the dense and deformable extensions (UserError naming the stage, its key and the
+// components here that have the extension).
+struct DeformableComponents {
+  std::unique_ptr<CostInstance> cost;
+  std::unique_ptr<OptimizerInstance> optimizer;
+  std::vector<UsedComponent> used;
+};
+struct StageComponents {
+  std::vector<RegistrationComponents> affine;  // one per affine stage, in order
+  std::optional<DeformableComponents> deformable;
+  // What the run uses, for `regpipe validate` and the summary: each stage's, labelled.
+  std::vector<std::pair<std::string, UsedComponent>> used;
+};
+StageComponents create_stage_components(const Pipeline& pipeline, const PluginHost& plugins,
+                                        HostServices& services);
+// The pipeline as stage `index` of its registration.stages alone: that stage's registration
+// (its dof, levels, cost, optimizer and the shared keys), no stages.
+Pipeline stage_pipeline(const Pipeline& pipeline, size_t index);
+// Runs registration.stages in turn: each affine stage from the previous one's result (the
+// first from the section's start), the syn stage from the final affine (the identity when no
+// affine stage precedes it) on the full-resolution images, its fields in the result.
+RegistrationResult register_stages(const Pipeline& pipeline, const RegistrationImages& images,
+                                   StageComponents& components, HostServices& services);
 
 // The reference's part of a registration: its pyramid levels (and its weight's), centre of
 // mass and mass radius. Prepared once, reused for every moving image of a batch.

@@ -73,6 +73,23 @@ struct PipelineRegistration {
   ComponentSpec cost;
   ComponentSpec optimizer;
   ComponentSpec resampler;
+  // Set by the driver for a stage of registration.stages after the first affine one: the
+  // previous stage's result (reference LPS world -> moving LPS world), the start instead of
+  // initialisation / initial_transform. Never read from YAML.
+  std::optional<Eigen::Matrix4d> initial_matrix;
+};
+
+// One stage of registration.stages (antsRegistration's Rigid -> Affine -> SyN chain). An
+// affine stage is a whole PipelineRegistration (its dof, levels, cost and optimizer; the shared
+// keys of the registration section copied in); a `syn` stage uses its cost (which must offer
+// RP_EXT_DENSE_COST) and optimizer (RP_EXT_DEFORMABLE_OPTIMIZER, its schedule in its params).
+struct PipelineStage {
+  std::string transform;   // "rigid", "affine", "syn", or "dof" when only dof: was given
+  bool deformable = false; // transform: syn
+  PipelineRegistration registration;
+  SourceLocation where;
+  // "registration.stages[1] (syn)": how messages and the report name it.
+  std::string label;
 };
 
 struct PipelineOutputs {
@@ -107,6 +124,11 @@ struct Pipeline {
   std::vector<Override> overrides;  // the --set keys it was loaded with (report.json)
   PipelineInputs inputs;
   PipelineRegistration registration;
+  // registration.stages, in order; empty for the one-stage form. With stages, `registration`
+  // holds the section's shared keys (initialisation, initial_transform, min_overlap,
+  // decouple_grids, evaluation_timeout_s, resampler) and the first affine stage's dof,
+  // levels, cost and optimizer (those of the first stage when all are syn).
+  std::vector<PipelineStage> stages;
   PipelineOutputs outputs;
   PipelineEvaluation evaluation;
 };
