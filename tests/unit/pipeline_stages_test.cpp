@@ -156,6 +156,11 @@ TEST_F(PipelineStagesTest, SynStageMistakes) {
   // A syn stage first, with no affine stage before it, is allowed (identity start).
   EXPECT_EQ(error_of("registration:\n  stages:\n    - {transform: syn, optimizer: {plugin: optim.powell}}\n"),
             "no error");
+  // ... but not with a start it would ignore.
+  EXPECT_EQ(error_of("registration:\n  initialisation: moments\n  stages:\n"
+                     "    - {transform: syn, optimizer: {plugin: optim.powell}}\n"),
+            "pipeline.yaml:7:19: registration.initialisation: the first stage is syn, which starts from the "
+            "identity (the headers): put an affine stage before it to start from this, or remove it");
 }
 
 TEST_F(PipelineStagesTest, SynStageComponentsNeedTheDenseAndDeformableExtensions) {

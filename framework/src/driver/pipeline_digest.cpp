@@ -80,7 +80,19 @@ std::string pipeline_digest(const Pipeline& p) {
         {"report", o.report},
         {"qa_png", o.qa_png}}},
       {"truth", p.evaluation.truth ? file_json(*p.evaluation.truth) : nlohmann::json()}};
-  return fingerprint(what.dump());
+  if (p.stages.empty()) return fingerprint(what.dump());  // the one-stage form's digest as before
+  // registration.stages: each stage's own keys too.
+  nlohmann::json with_stages = what;
+  nlohmann::json stages = nlohmann::json::array();
+  for (const PipelineStage& s : p.stages)
+    stages.push_back({{"transform", s.transform},
+                      {"dof", s.registration.dof},
+                      {"levels_mm", s.registration.levels_mm},
+                      {"bins_per_level", s.registration.bins_per_level},
+                      {"cost", component_json(s.registration.cost)},
+                      {"optimizer", component_json(s.registration.optimizer)}});
+  with_stages["registration"]["stages"] = stages;
+  return fingerprint(with_stages.dump());
 }
 
 }  // namespace regpipe

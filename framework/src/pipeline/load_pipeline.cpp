@@ -380,6 +380,16 @@ void read_stages(YamlContext& ctx, const YAML::Node& reg, const YAML::Node& list
     if (stage->deformable && !syn_at) syn_at = i;
     p.stages.push_back(std::move(*stage));
   }
+  // A syn stage first starts from the identity: a start the section names would be ignored.
+  if (!p.stages.empty() && p.stages.front().deformable)
+    for (const char* key : {"initialisation", "initial_transform"}) {
+      const YAML::Node v = reg[key];
+      if (v.IsDefined() && !v.IsNull())
+        ctx.error(std::string("registration.") + key, v,
+                  std::string("registration.") + key +
+                      ": the first stage is syn, which starts from the identity (the headers): put an "
+                      "affine stage before it to start from this, or remove it");
+    }
   // The section's own view: the first affine stage (what one-stage readers of `registration`
   // see), else the first stage; the shared keys are the section's.
   for (const PipelineStage& s : p.stages)
