@@ -12,8 +12,9 @@ namespace {
 
 constexpr double kMaximumTailMass = 0.001;
 
-// Taps w[0..radius] of the symmetric discrete Gaussian, normalised over [-radius, radius].
-std::vector<double> discrete_gaussian(double sigma, int axis_length) {
+}  // namespace
+
+std::vector<double> discrete_gaussian_taps(double sigma, int axis_length) {
   const double t = sigma * sigma;
   std::vector<double> w{std::exp(-t) * std::cyl_bessel_i(0.0, t)};
   double mass = w[0];
@@ -25,12 +26,14 @@ std::vector<double> discrete_gaussian(double sigma, int axis_length) {
   return w;
 }
 
+namespace {
+
 // Convolves the lines along `axis` (0 = x, 1 = y, 2 = z) of a grid of `components` floats per
 // voxel, in place. One routine for fields (3) and images (1), so both smooth alike.
 void smooth_axis(float* data, const Grid& g, int components, int axis, double sigma, Execution execution) {
   const int n[3] = {g.nx, g.ny, g.nz};
   const std::size_t stride[3] = {1, std::size_t(g.nx), std::size_t(g.nx) * std::size_t(g.ny)};
-  const std::vector<double> w = discrete_gaussian(sigma, n[axis]);
+  const std::vector<double> w = discrete_gaussian_taps(sigma, n[axis]);
   const int radius = int(w.size()) - 1, length = n[axis];
   const std::size_t c_count = std::size_t(components);
   // Lines are indexed by the two other axes; the outer one is spread over threads.

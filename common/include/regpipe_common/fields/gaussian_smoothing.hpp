@@ -5,12 +5,19 @@
 #include <regpipe_common/fields/field_execution.hpp>
 
 #include <span>
+#include <vector>
 
 namespace regpipe_common {
 
 // The largest sigma accepted: the discrete kernel's Bessel terms overflow a double beyond
 // t = sigma^2 of about 700, and no field regulariser needs a kernel this wide.
 constexpr double kMaxFieldSigmaVoxels = 25.0;
+
+// Taps w[0..radius] of the symmetric discrete Gaussian smooth_field_gaussian and
+// smooth_image_gaussian convolve with along an axis of `axis_length` voxels (described
+// below), normalised over [-radius, radius]: exported so that the CUDA field smoothing
+// (plugins/common_cuda, device_fields.hpp) uses the very same taps.
+std::vector<double> discrete_gaussian_taps(double sigma_voxels, int axis_length);
 
 // Smooths each vector component separably along the voxel axes with the same sigma, in
 // voxels (index space, as ANTs does). NOTE: ANTs' SyN[step, a, b] hands a and b to
