@@ -46,4 +46,15 @@ void launch_inverse_pass(const regpipe_common::DisplacementFieldView& u, const f
 // totals[0] = max of the blocks' maxima, totals[1] = sum of their sums (one block, fixed order).
 void launch_reduce_residuals(const double* partials, std::size_t blocks, double* totals, cudaStream_t stream);
 
+// The pieces of syn_update.hpp around the metric: v = -v; a warped mask's 0.5 threshold;
+// scale_to_step as a per-block maximum of the vectors' norms in voxels (partials in the
+// inversion's layout, for launch_reduce_residuals) and a scaling by step / totals[0] read on
+// the device (no host round trip; a zero field stays zero).
+void launch_negate(float* values, std::size_t count, cudaStream_t stream);
+void launch_threshold_mask(float* values, std::size_t count, cudaStream_t stream);
+void launch_voxel_norm_maxima(const float* vectors, std::size_t voxels, const double world_to_voxel[16],
+                              double* partials, cudaStream_t stream);
+void launch_scale_to_step(float* vectors, std::size_t voxels, const double* largest, double step_voxels,
+                          cudaStream_t stream);
+
 }  // namespace regpipe_common_cuda::detail

@@ -121,6 +121,19 @@ void device_ants_smooth_field(float* vectors, const FieldGeometry& geometry, dou
   detail::launch_ants_border_and_blend(vectors, unsmoothed, geometry.dims, smoothed_weight, stream);
 }
 
+void device_scale_to_step(float* vectors, const FieldGeometry& geometry, double step_voxels, FieldScratch& scratch,
+                          cudaStream_t stream) {
+  require_vectors(vectors, "the field scaled to a step");
+  const DisplacementFieldView view = regpipe_common::view_of(geometry, vectors);  // checks the geometry
+  const std::size_t voxels = regpipe_common::voxel_count(geometry.dims);
+  const std::size_t blocks = detail::inverse_pass_blocks(voxels);
+  scratch.partials.ensure(2 * blocks + 2);
+  double* totals = scratch.partials.get() + 2 * blocks;
+  detail::launch_voxel_norm_maxima(vectors, voxels, view.world_to_voxel, scratch.partials.get(), stream);
+  detail::launch_reduce_residuals(scratch.partials.get(), blocks, totals, stream);
+  detail::launch_scale_to_step(vectors, voxels, totals, step_voxels, stream);
+}
+
 DeviceInverseResult device_invert_displacement_field(const DisplacementFieldView& u,
                                                      const regpipe_common::InverseOptions& options,
                                                      const float* initial_guess, float* inverse,

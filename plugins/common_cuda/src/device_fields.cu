@@ -196,7 +196,80 @@ __global__ void __launch_bounds__(kInverseBlock)
   }
 }
 
+__global__ void negate_kernel(float* values, const std::size_t count) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < count) values[i] = -values[i];
+}
+
+__global__ void threshold_mask_kernel(float* values, const std::size_t count) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < count) values[i] = values[i] >= 0.5f ? 1.0f : 0.0f;
+}
+
+struct NormParams {
+  const float* vectors;
+  std::size_t voxels;
+  double w[16];  // world_to_voxel
+  double* partials;
+};
+
+// syn_update.cpp's scale_to_step: the vector in the grid's index frame, its norm; per block the
+// largest (sums 0, so the inversion's final reduction applies).
+__global__ void __launch_bounds__(kInverseBlock) voxel_norm_maxima_kernel(const NormParams p) {
+  __shared__ double largest[kInverseBlock];
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  double r = 0.0;
+  if (i < p.voxels) {
+    const double* w = p.w;
+    const Vec3 u{p.vectors[3 * i], p.vectors[3 * i + 1], p.vectors[3 * i + 2]};
+    const Vec3 v{w[0] * u.x + w[1] * u.y + w[2] * u.z, w[4] * u.x + w[5] * u.y + w[6] * u.z,
+                 w[8] * u.x + w[9] * u.y + w[10] * u.z};
+    r = regpipe_common::norm(v);
+  }
+  largest[threadIdx.x] = r;
+  __syncthreads();
+  for (int s = kInverseBlock / 2; s > 0; s /= 2) {
+    if (int(threadIdx.x) < s) largest[threadIdx.x] = fmax(largest[threadIdx.x], largest[threadIdx.x + s]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    p.partials[2 * blockIdx.x] = largest[0];
+    p.partials[2 * blockIdx.x + 1] = 0.0;
+  }
+}
+
+__global__ void scale_to_step_kernel(float* vectors, const std::size_t floats, const double* largest,
+                                     const double step_voxels) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const double l = *largest;
+  if (i < floats && l > 0.0) vectors[i] = float(vectors[i] * (step_voxels / l));
+}
+
 }  // namespace
+
+void launch_negate(float* values, std::size_t count, cudaStream_t stream) {
+  negate_kernel<<<blocks_for(count), kBlock, 0, stream>>>(values, count);
+  RP_CUDA_CHECK_LAUNCH("negate_kernel");
+}
+
+void launch_threshold_mask(float* values, std::size_t count, cudaStream_t stream) {
+  threshold_mask_kernel<<<blocks_for(count), kBlock, 0, stream>>>(values, count);
+  RP_CUDA_CHECK_LAUNCH("threshold_mask_kernel");
+}
+
+void launch_voxel_norm_maxima(const float* vectors, std::size_t voxels, const double world_to_voxel[16],
+                              double* partials, cudaStream_t stream) {
+  NormParams p{vectors, voxels, {}, partials};
+  for (int k = 0; k < 16; ++k) p.w[k] = world_to_voxel[k];
+  voxel_norm_maxima_kernel<<<unsigned(inverse_pass_blocks(voxels)), kInverseBlock, 0, stream>>>(p);
+  RP_CUDA_CHECK_LAUNCH("voxel_norm_maxima_kernel");
+}
+
+void launch_scale_to_step(float* vectors, std::size_t voxels, const double* largest, double step_voxels,
+                          cudaStream_t stream) {
+  scale_to_step_kernel<<<blocks_for(3 * voxels), kBlock, 0, stream>>>(vectors, 3 * voxels, largest, step_voxels);
+  RP_CUDA_CHECK_LAUNCH("scale_to_step_kernel");
+}
 
 std::size_t inverse_pass_blocks(std::size_t voxels) { return (voxels + kInverseBlock - 1) / kInverseBlock; }
 

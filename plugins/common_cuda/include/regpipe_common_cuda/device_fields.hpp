@@ -63,6 +63,12 @@ void device_smooth_field_gaussian(float* vectors, const regpipe_common::FieldGeo
 void device_ants_smooth_field(float* vectors, const regpipe_common::FieldGeometry& geometry,
                               double variance_voxels, FieldScratch& scratch, cudaStream_t stream);
 
+// regpipe_common::syn::scale_to_step, in place: scaled so that the largest vector, in voxels
+// of the grid, is `step_voxels` long (a zero field stays zero). The largest norm is reduced and
+// applied on the device (no host round trip), so it is not returned.
+void device_scale_to_step(float* vectors, const regpipe_common::FieldGeometry& geometry, double step_voxels,
+                          FieldScratch& scratch, cudaStream_t stream);
+
 // What regpipe_common::invert_displacement_field reports, less the field (in `inverse`).
 struct DeviceInverseResult {
   int iterations = 0;

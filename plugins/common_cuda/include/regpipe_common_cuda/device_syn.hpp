@@ -1,0 +1,48 @@
+// Greedy SyN with its fields in device memory: regpipe_common::syn::syn_register's loop
+// (syn_registration.hpp describes the steps) with every per-iteration field operation on the
+// GPU (device_fields.hpp) and the metric handed device images (e.g. a cost's
+// RP_EXT_DENSE_COST with RP_MEMORY_DEVICE). Per iteration the host only sees the metric values
+// (the convergence monitor and the observer) and, inside each fixed-point inversion, two
+// residuals per pass (the stopping rule). Per level the two images are smoothed on the host
+// (syn::smoothed_image, as the reference) and uploaded once; the initial affine is applied on
+// the host once; the result's fields are downloaded at the end.
+//
+// With a metric that computes what the reference's does, the result is the reference's: every
+// device operation reproduces its CPU reference bit for bit on an H200
+// (tests/gpu/device_fields_cuda_test.cpp, device_syn_cuda_test.cpp).
+#pragma once
+
+#include <regpipe_common/fields/displacement_field.hpp>
+#include <regpipe_common/syn/syn_options.hpp>
+#include <regpipe_common/syn/syn_registration.hpp>
+
+#include <regpipe/abi.h>
+
+#include <cuda_runtime.h>
+
+#include <functional>
+
+namespace regpipe_common_cuda {
+
+// The metric between two images on `grid` in device memory (voxel_count floats each; `mask`
+// null or 0/1 per voxel), its value returned and its gradient with respect to the moving
+// image's sampling displacement, in world LPS mm per voxel, written to `gradient_world` (3 per
+// voxel, device; zero where a voxel does not count) — a SynMetricFunction on device memory.
+// Work goes on `stream` or is finished when it returns.
+using DeviceSynMetric = std::function<double(const regpipe_common::FieldGeometry& grid, const float* fixed,
+                                             const float* moving, const float* mask, float* gradient_world,
+                                             cudaStream_t stream)>;
+
+// syn_register(fixed, moving, fixed_mask, options, initial_affine, observer) with `metric` in
+// place of options.metric / metric_function (ignored here). Images in host memory. The same
+// errors (rp::Error RP_INVALID_ARGUMENT naming the option or input, RP_CANCELLED from the
+// observer), plus RP_DEVICE / RP_OUT_OF_MEMORY from CUDA. Runs on `stream` of the current
+// device.
+regpipe_common::syn::SynResult syn_register_device(const rp_image& fixed, const rp_image& moving,
+                                                   const rp_image* fixed_mask,
+                                                   const regpipe_common::syn::SynOptions& options,
+                                                   const DeviceSynMetric& metric, const double* initial_affine,
+                                                   const regpipe_common::syn::SynObserver& observer,
+                                                   cudaStream_t stream);
+
+}  // namespace regpipe_common_cuda
