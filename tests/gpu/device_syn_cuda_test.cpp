@@ -16,13 +16,20 @@
 #include <regpipe_common/syn/syn_update.hpp>
 #include <regpipe_common_cuda/device_syn.hpp>
 
+#include <regpipe/host/components.hpp>
+#include <regpipe/host/host_services.hpp>
+#include <regpipe/host/plugin_host.hpp>
 #include <regpipe/plugin.hpp>
+
+#include "support/test_support.hpp"
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -172,6 +179,74 @@ TEST_F(DeviceSyn, ObserverCancelsAndBadOptionsAreRefused) {
   }
   o.gradient_step = -1.0;
   EXPECT_THROW(cuda::syn_register_device(p.fixed, p.moving, nullptr, o, metric, nullptr, {}, stream_), rp::Error);
+}
+
+// cuda.lcc's RP_EXT_DENSE_COST as optim.syn calls it today (host memory, syn_register) and as
+// the device driver does (RP_MEMORY_DEVICE: the images and the gradient never leave the GPU).
+struct LccFixture {
+  regpipe::PluginHost host{regpipe::test::built_plugins()};
+  regpipe::HostServices services;
+};
+
+LccFixture& lcc_fixture() {
+  static LccFixture f;
+  return f;
+}
+
+rp_dense_cost_request lcc_request(const FieldGeometry& grid, int32_t memory) {
+  rp_dense_cost_request r{};
+  r.size = sizeof(r);
+  r.dims[0] = uint32_t(grid.dims.nx);
+  r.dims[1] = uint32_t(grid.dims.ny);
+  r.dims[2] = uint32_t(grid.dims.nz);
+  std::copy(grid.voxel_to_world, grid.voxel_to_world + 16, r.voxel_to_world);
+  r.memory = memory;
+  r.device = 0;
+  return r;
+}
+
+TEST_F(DeviceSyn, WholeIterationsOnTheDeviceWithCudaLcc) {
+  if (const auto why = regpipe::test::gpu_component_unavailable(lcc_fixture().host, RP_KIND_COST, "cuda.lcc"))
+    GTEST_SKIP() << *why;
+  const regpipe::Component& c = lcc_fixture().host.require(RP_KIND_COST, "cuda.lcc");
+  const std::map<std::string, std::string> params = {{"radius", "2"}};
+  regpipe::CostInstance host_cost(c, lcc_fixture().services, regpipe::resolve_params(c, params));
+  regpipe::CostInstance device_cost(c, lcc_fixture().services, regpipe::resolve_params(c, params));
+  syn::SynOptions o = small_options();
+  long host_calls = 0, device_calls = 0;
+  o.metric_function = [&](const syn::SynMetricInput& in, std::span<float> gradient) {
+    rp_dense_cost_request r = lcc_request(in.grid, RP_MEMORY_HOST);
+    double value = 0.0;
+    r.fixed = in.fixed.data();
+    r.moving = in.moving.data();
+    r.fixed_mask = in.mask.empty() ? nullptr : in.mask.data();
+    r.cost_out = &value;
+    r.gradient_out = gradient.data();
+    host_cost.evaluate_dense(r);
+    ++host_calls;
+    return value;
+  };
+  const cuda::DeviceSynMetric on_device = [&](const FieldGeometry& grid, const float* fixed, const float* moving,
+                                              const float* mask, float* gradient, cudaStream_t) {
+    rp_dense_cost_request r = lcc_request(grid, RP_MEMORY_DEVICE);
+    double value = 0.0;
+    r.fixed = fixed;
+    r.moving = moving;
+    r.fixed_mask = mask;
+    r.cost_out = &value;
+    r.gradient_out = gradient;
+    device_cost.evaluate_dense(r);
+    ++device_calls;
+    return value;
+  };
+  const Pair p;
+  const syn::SynResult cpu = syn::syn_register(p.fixed, p.moving, &p.mask, o);
+  const syn::SynResult gpu = cuda::syn_register_device(p.fixed, p.moving, &p.mask, o, on_device, nullptr, {}, stream_);
+  EXPECT_EQ(host_calls, device_calls);
+  // cuda.lcc from device memory is its host-memory evaluation (cost_lcc_cuda_test.cpp holds both
+  // to cpu.lcc within 1e-5 of the gradient); the fields then follow bit for bit.
+  expect_same(cpu, gpu, "cuda.lcc host memory vs device memory");
+  EXPECT_LT(gpu.levels.back().metric_values.back(), gpu.levels.front().metric_values.front());
 }
 
 }  // namespace

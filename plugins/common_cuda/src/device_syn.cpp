@@ -129,6 +129,8 @@ class Registration {
                  float* direction) {
     const std::size_t floats = 3 * rc::voxel_count(grid.dims);
     RP_CUDA_CHECK(cudaMemsetAsync(direction, 0, floats * sizeof(float), stream_));
+    // The metric (a plugin's evaluate_dense) runs on its own stream: the images must be there.
+    RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
     const double value = metric_(grid, fixed, moving, mask, direction, stream_);
     detail::launch_negate(direction, floats, stream_);
     device_ants_smooth_field(direction, grid, o_.update_field_variance_in_voxel_space, scratch_, stream_);

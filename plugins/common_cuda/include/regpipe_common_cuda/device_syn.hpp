@@ -28,7 +28,9 @@ namespace regpipe_common_cuda {
 // null or 0/1 per voxel), its value returned and its gradient with respect to the moving
 // image's sampling displacement, in world LPS mm per voxel, written to `gradient_world` (3 per
 // voxel, device; zero where a voxel does not count) — a SynMetricFunction on device memory.
-// Work goes on `stream` or is finished when it returns.
+// `stream` has been synchronised when it is called (the images are complete); its own work may
+// go on `stream` or any stream it has finished when it returns (a cost's evaluate_dense does:
+// it returns the value to host memory).
 using DeviceSynMetric = std::function<double(const regpipe_common::FieldGeometry& grid, const float* fixed,
                                              const float* moving, const float* mask, float* gradient_world,
                                              cudaStream_t stream)>;
