@@ -18,7 +18,8 @@ struct SmoothAxisParams {
   const float* in;
   float* out;
   regpipe_common::Grid dims;
-  int axis;    // 0 = x, 1 = y, 2 = z
+  int components;  // floats per voxel: 3 (a field) or 1 (an image)
+  int axis;        // 0 = x, 1 = y, 2 = z
   int radius;  // taps[0..radius]
   double taps[kMaxFieldTaps];
 };

@@ -31,27 +31,36 @@ void check_view(const DisplacementFieldView& f, const char* what) {
   require_vectors(f.vectors, what);
 }
 
-void smooth_gaussian(float* vectors, const FieldGeometry& geometry, double sigma_voxels, FieldScratch& scratch,
-                     cudaStream_t stream) {
-  const Grid& g = geometry.dims;
-  const std::size_t floats = 3 * regpipe_common::voxel_count(g);
+// smooth_axis over the axes with a positive sigma, in order x, y, z, ping-ponging between the
+// data and the scratch buffer; the result copied back when it ends in the scratch.
+void smooth_axes(float* data, const Grid& g, int components, const double sigma_voxels[3], FieldScratch& scratch,
+                 cudaStream_t stream) {
+  const std::size_t floats = std::size_t(components) * regpipe_common::voxel_count(g);
   scratch.vectors.ensure(floats);
   const int n[3] = {g.nx, g.ny, g.nz};
-  float* from = vectors;
+  float* from = data;
   float* to = scratch.vectors.get();
   for (int axis = 0; axis < 3; ++axis) {
-    const std::vector<double> w = regpipe_common::discrete_gaussian_taps(sigma_voxels, n[axis]);
+    if (!(sigma_voxels[axis] > 0.0)) continue;
+    const std::vector<double> w = regpipe_common::discrete_gaussian_taps(sigma_voxels[axis], n[axis]);
     if (w.size() > std::size_t(detail::kMaxFieldTaps))
-      throw rp::Error(RP_INTERNAL, "device field smoothing: sigma " + std::to_string(sigma_voxels) + " needs " +
+      throw rp::Error(RP_INTERNAL, "device smoothing: sigma " + std::to_string(sigma_voxels[axis]) + " needs " +
                                        std::to_string(w.size()) + " taps, more than " +
                                        std::to_string(detail::kMaxFieldTaps));
-    detail::SmoothAxisParams p{from, to, g, axis, int(w.size()) - 1, {}};
+    detail::SmoothAxisParams p{from, to, g, components, axis, int(w.size()) - 1, {}};
     for (std::size_t k = 0; k < w.size(); ++k) p.taps[k] = w[k];
     detail::launch_smooth_axis(p, stream);
     std::swap(from, to);
   }
-  // Three passes leave the result in the scratch buffer.
-  RP_CUDA_CHECK(cudaMemcpyAsync(vectors, from, floats * sizeof(float), cudaMemcpyDeviceToDevice, stream));
+  if (from != data)
+    RP_CUDA_CHECK(cudaMemcpyAsync(data, from, floats * sizeof(float), cudaMemcpyDeviceToDevice, stream));
+}
+
+void check_sigma(double sigma_voxels, const char* what) {
+  if (!(sigma_voxels >= 0.0 && sigma_voxels <= regpipe_common::kMaxFieldSigmaVoxels))
+    throw rp::Error(RP_INVALID_ARGUMENT, std::string(what) + " smoothing sigma " + std::to_string(sigma_voxels) +
+                                             " voxels is outside [0, " +
+                                             std::to_string(regpipe_common::kMaxFieldSigmaVoxels) + "]");
 }
 
 }  // namespace
@@ -92,14 +101,22 @@ void device_resample_field(const DisplacementFieldView& field, const FieldGeomet
 
 void device_smooth_field_gaussian(float* vectors, const FieldGeometry& geometry, double sigma_voxels,
                                   FieldScratch& scratch, cudaStream_t stream) {
-  if (!(sigma_voxels >= 0.0 && sigma_voxels <= regpipe_common::kMaxFieldSigmaVoxels))
-    throw rp::Error(RP_INVALID_ARGUMENT, "field smoothing sigma " + std::to_string(sigma_voxels) +
-                                             " voxels is outside [0, " +
-                                             std::to_string(regpipe_common::kMaxFieldSigmaVoxels) + "]");
+  check_sigma(sigma_voxels, "field");
   if (sigma_voxels == 0.0) return;
   regpipe_common::check_field_geometry(geometry);
   require_vectors(vectors, "the smoothed field");
-  smooth_gaussian(vectors, geometry, sigma_voxels, scratch, stream);
+  const double sigmas[3] = {sigma_voxels, sigma_voxels, sigma_voxels};
+  smooth_axes(vectors, geometry.dims, 3, sigmas, scratch, stream);
+}
+
+void device_smooth_image_gaussian(float* image, const Grid& dims, const double sigma_voxels[3], FieldScratch& scratch,
+                                  cudaStream_t stream) {
+  for (int axis = 0; axis < 3; ++axis) check_sigma(sigma_voxels[axis], "image");
+  if (dims.nx < 1 || dims.ny < 1 || dims.nz < 1)
+    throw rp::Error(RP_INVALID_ARGUMENT, "image smoothing: a grid of " + std::to_string(dims.nx) + "x" +
+                                             std::to_string(dims.ny) + "x" + std::to_string(dims.nz));
+  require_vectors(image, "the smoothed image");
+  smooth_axes(image, dims, 1, sigma_voxels, scratch, stream);
 }
 
 void device_ants_smooth_field(float* vectors, const FieldGeometry& geometry, double variance_voxels,

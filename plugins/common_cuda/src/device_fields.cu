@@ -93,7 +93,8 @@ __global__ void resample_kernel(const ResampleParams p) {
   store(p.out, i, regpipe_common::sample_displacement(p.field, regpipe_common::world_of_voxel(p.geometry, v.x, v.y, v.z)));
 }
 
-// gaussian_smoothing.cpp's smooth_axis for one output voxel: the same taps in the same order
+// gaussian_smoothing.cpp's smooth_axis for one output voxel (of a field, 3 components, or an
+// image, 1): the same taps in the same order
 // (d = -radius .. radius), the line clamped at its ends, double sums, one float store.
 __global__ void smooth_axis_kernel(const SmoothAxisParams p) {
   const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -103,19 +104,16 @@ __global__ void smooth_axis_kernel(const SmoothAxisParams p) {
   const int at = p.axis == 0 ? v.x : p.axis == 1 ? v.y : v.z;
   const int length = p.axis == 0 ? g.nx : p.axis == 1 ? g.ny : g.nz;
   const long stride = p.axis == 0 ? 1L : p.axis == 1 ? long(g.nx) : long(g.nx) * long(g.ny);
-  const float* line = p.in + 3 * (long(i) - long(at) * stride);
+  const long k = p.components;
+  const float* line = p.in + k * (long(i) - long(at) * stride);
   double sum[3] = {0.0, 0.0, 0.0};
   for (int d = -p.radius; d <= p.radius; ++d) {
     const int j = min(max(at + d, 0), length - 1);
     const double w = p.taps[d < 0 ? -d : d];
-    const float* u = line + 3 * long(j) * stride;
-    sum[0] += w * double(u[0]);
-    sum[1] += w * double(u[1]);
-    sum[2] += w * double(u[2]);
+    const float* u = line + k * long(j) * stride;
+    for (int c = 0; c < p.components; ++c) sum[c] += w * double(u[c]);
   }
-  p.out[3 * i] = float(sum[0]);
-  p.out[3 * i + 1] = float(sum[1]);
-  p.out[3 * i + 2] = float(sum[2]);
+  for (int c = 0; c < p.components; ++c) p.out[k * i + c] = float(sum[c]);
 }
 
 __global__ void border_and_blend_kernel(float* vectors, const float* unsmoothed, const Grid g, const double weight) {

@@ -60,12 +60,6 @@ Buffer device_floats(std::size_t count) {
   return b;
 }
 
-Buffer uploaded(const std::vector<float>& host, cudaStream_t stream) {
-  Buffer b = device_floats(host.size());
-  b->upload(host, stream);
-  return b;
-}
-
 // One side's half-way pair (syn_registration.cpp's HalfWay) on the level's grid.
 struct DeviceHalfWay {
   Buffer to_mid, from_mid;
@@ -139,18 +133,18 @@ class Registration {
   }
 
   syn::SynLevelReport run_level(int level_index, const syn::SynLevel& level, const rc::FieldGeometry& grid,
-                                const rp_image& fixed, const rp_image& moving, const Buffer& mask_full,
+                                const rp_image& fixed, const Buffer& fixed_full, const rp_image& moving,
+                                const Buffer& moving_full, const Buffer& mask_full,
                                 const rp_image* fixed_mask, DeviceHalfWay& fixed_side, DeviceHalfWay& moving_side) {
     const auto start = std::chrono::steady_clock::now();
     syn::SynLevelReport report;
     report.shrink_factor = level.shrink_factor;
     report.grid = grid.dims;
     const std::size_t voxels = rc::voxel_count(grid.dims);
-    // The level's smoothed full-resolution images, uploaded once.
-    const Buffer fixed_level =
-        uploaded(syn::smoothed_image(fixed, level.smoothing_sigma, o_.smoothing_sigmas_in_mm, o_.execution), stream_);
-    const Buffer moving_level =
-        uploaded(syn::smoothed_image(moving, level.smoothing_sigma, o_.smoothing_sigmas_in_mm, o_.execution), stream_);
+    // The level's smoothed full-resolution images (syn::smoothed_image), on the device from
+    // the images uploaded once.
+    const Buffer fixed_level = smoothed(fixed, fixed_full, level.smoothing_sigma);
+    const Buffer moving_level = smoothed(moving, moving_full, level.smoothing_sigma);
     rp_image fixed_on_device = fixed, moving_on_device = moving;
     fixed_on_device.data = fixed_level->get();
     moving_on_device.data = moving_level->get();
@@ -199,6 +193,21 @@ class Registration {
     RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return report;
+  }
+
+  // syn::smoothed_image of `image`, whose voxels are at `full` on the device.
+  Buffer smoothed(const rp_image& image, const Buffer& full, double sigma) {
+    if (!(sigma >= 0.0 && std::isfinite(sigma)))
+      throw rp::Error(RP_INVALID_ARGUMENT, "SyN smoothing sigma " + std::to_string(sigma) + " must be at least 0");
+    const rc::FieldGeometry g = syn::geometry_of(image);
+    const std::size_t voxels = rc::voxel_count(g.dims);
+    Buffer out = device_floats(voxels);
+    RP_CUDA_CHECK(cudaMemcpyAsync(out->get(), full->get(), voxels * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
+    double sigma_voxels[3];
+    for (int a = 0; a < 3; ++a)
+      sigma_voxels[a] = o_.smoothing_sigmas_in_mm ? sigma / rc::axis_spacing(image.voxel_to_world, a) : sigma;
+    device_smooth_image_gaussian(out->get(), g.dims, sigma_voxels, scratch_, stream_);
+    return out;
   }
 
   // refine_inverses
@@ -258,6 +267,11 @@ syn::SynResult syn_register_device(const rp_image& fixed, const rp_image& moving
     moving_through_affine = rc::warp_image(moving, rc::view_of(affine), full, 0.0f, options.execution);
     moving_input = syn::with_data(fixed, moving_through_affine);
   }
+  const Buffer fixed_full = device_floats(rc::voxel_count(full.dims));
+  fixed_full->upload(fixed.data, rc::voxel_count(full.dims), stream);
+  const std::size_t moving_voxels = std::size_t(moving_input.dims[0]) * moving_input.dims[1] * moving_input.dims[2];
+  const Buffer moving_full = device_floats(moving_voxels);
+  moving_full->upload(moving_input.data, moving_voxels, stream);
   Buffer mask_full;
   if (fixed_mask != nullptr) {
     mask_full = device_floats(rc::voxel_count(full.dims));
@@ -275,7 +289,8 @@ syn::SynResult syn_register_device(const rp_image& fixed, const rp_image& moving
     moving_side = l == 0 ? zero_half_way(next, stream) : resampled(moving_side, grid, next, stream);
     grid = next;
     result.levels.push_back(
-        r.run_level(int(l), level, grid, fixed, moving_input, mask_full, fixed_mask, fixed_side, moving_side));
+        r.run_level(int(l), level, grid, fixed, fixed_full, moving_input, moving_full, mask_full, fixed_mask,
+                    fixed_side, moving_side));
   }
   result.inverse_max_residual_mm =
       std::max(r.refine_inverses(fixed_side, grid), r.refine_inverses(moving_side, grid));

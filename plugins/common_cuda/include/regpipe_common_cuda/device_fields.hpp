@@ -56,6 +56,12 @@ void device_resample_field(const regpipe_common::DisplacementFieldView& field,
 void device_smooth_field_gaussian(float* vectors, const regpipe_common::FieldGeometry& geometry,
                                   double sigma_voxels, FieldScratch& scratch, cudaStream_t stream);
 
+// regpipe_common::smooth_image_gaussian on an image in device memory (1 float per voxel of
+// `dims`), in place: the same taps per axis (sigma 0: that axis untouched), the same checks.
+// SyN's per-level image smoothing (syn::smoothed_image) on the device.
+void device_smooth_image_gaussian(float* image, const regpipe_common::Grid& dims, const double sigma_voxels[3],
+                                  FieldScratch& scratch, cudaStream_t stream);
+
 // regpipe_common::syn::ants_smooth_field (ANTs' GaussianSmoothDisplacementField), in place:
 // variance <= 0 leaves the field; otherwise the smoothing above with sigma = sqrt(variance),
 // border planes zeroed, and below a variance of 0.5 the interior blended with the unsmoothed

@@ -3,9 +3,9 @@
 // GPU (device_fields.hpp) and the metric handed device images (e.g. a cost's
 // RP_EXT_DENSE_COST with RP_MEMORY_DEVICE). Per iteration the host only sees the metric values
 // (the convergence monitor and the observer) and, inside each fixed-point inversion, two
-// residuals per pass (the stopping rule). Per level the two images are smoothed on the host
-// (syn::smoothed_image, as the reference) and uploaded once; the initial affine is applied on
-// the host once; the result's fields are downloaded at the end.
+// residuals per pass (the stopping rule). The two images are uploaded once and smoothed per
+// level on the device (syn::smoothed_image's taps, device_smooth_image_gaussian); the initial
+// affine is applied on the host once; the result's fields are downloaded at the end.
 //
 // With a metric that computes what the reference's does, the result is the reference's: every
 // device operation reproduces its CPU reference bit for bit on an H200
