@@ -7,6 +7,8 @@
 
 namespace regpipe::optim_syn {
 
+const char* const kDeviceChoices[] = {"host", "cuda", nullptr};
+
 // Named and defaulted as antsRegistration's --transform SyN[...], --convergence,
 // --shrink-factors and --smoothing-sigmas.
 const rp_param_desc kSynParams[kSynParamCount] = {
@@ -28,6 +30,10 @@ const rp_param_desc kSynParams[kSynParamCount] = {
      "a level stops once the metric's fitted falling slope over the window is below this"},
     {sizeof(rp_param_desc), "convergence_window", RP_PARAM_INT, "10", 2, 1000, nullptr, "iterations",
      "metric values the convergence slope is fitted to (--convergence [.., .., window])"},
+    {sizeof(rp_param_desc), "device", RP_PARAM_ENUM, "host", 0, 0, kDeviceChoices, "",
+     "where the fields live: host (CPU) or cuda (GPU; needs a cost taking device memory, e.g. cuda.lcc)"},
+    {sizeof(rp_param_desc), "cuda_device", RP_PARAM_INT, "0", 0, 63, nullptr, "",
+     "CUDA device index for device: cuda (the cost's own device)"},
 };
 
 namespace {

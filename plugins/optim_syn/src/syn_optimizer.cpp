@@ -1,6 +1,13 @@
 #include "syn_optimizer.hpp"
 
+#include "syn_params.hpp"
 #include "syn_settings.hpp"
+
+#ifdef REGPIPE_OPTIM_SYN_WITH_CUDA
+#include <regpipe_common_cuda/cuda_check.hpp>
+#include <regpipe_common_cuda/device_session.hpp>
+#include <regpipe_common_cuda/device_syn.hpp>
+#endif
 
 #include <regpipe_common/fields/resample_field.hpp>
 #include <regpipe_common/syn/syn_levels.hpp>
@@ -86,7 +93,20 @@ std::string format(double v) {
 }  // namespace
 
 SynOptimizer::SynOptimizer(const rp_host* host, const rp::Params& params)
-    : host_(host), options_(syn_options_from(params)) {}
+    : host_(host), options_(syn_options_from(params)) {
+  const std::string device = params.get_string(kSynParams[kDevice].name);
+  if (device != "host" && device != "cuda") refuse("device '" + device + "' is not one of host, cuda");
+  on_cuda_ = device == "cuda";
+  const long long index = params.get_int(kSynParams[kCudaDevice].name);
+  rp::Params::check_range(kSynParams[kCudaDevice].name, double(index), kSynParams[kCudaDevice].min,
+                          kSynParams[kCudaDevice].max);
+  cuda_device_ = int(index);
+#ifndef REGPIPE_OPTIM_SYN_WITH_CUDA
+  if (on_cuda_)
+    throw rp::Error(RP_UNSUPPORTED, "optim.syn: device: cuda needs optim.syn built with CUDA (nvcc); this build has "
+                                    "none: use device: host");
+#endif
+}
 
 void SynOptimizer::minimize(const rp_objective&, double*, double*) {
   throw rp::Error(RP_UNSUPPORTED,
@@ -147,7 +167,53 @@ void SynOptimizer::register_deformable(const rp_deformable_problem& p) {
   };
   if (cancelled()) throw rp::Error(RP_CANCELLED, "optim.syn: cancelled before starting");
 
-  const syn::SynResult result = syn::syn_register(*p.fixed, *p.moving, p.fixed_mask, options, p.initial_matrix, observer);
+  syn::SynResult result;
+  if (!on_cuda_) {
+    result = syn::syn_register(*p.fixed, *p.moving, p.fixed_mask, options, p.initial_matrix, observer);
+  } else {
+#ifdef REGPIPE_OPTIM_SYN_WITH_CUDA
+    // The fields on the GPU; the cost evaluates from device memory on its device, which must be
+    // cuda_device (a cost on another device refuses the request, naming it).
+    regpipe_common_cuda::select_device(cuda_device_, "optim.syn with device: host");
+    struct Stream {
+      cudaStream_t s = nullptr;
+      Stream() { RP_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+      ~Stream() { cudaStreamDestroy(s); }
+    } stream;
+    const int device = cuda_device_;
+    const regpipe_common_cuda::DeviceSynMetric metric = [cost, dense, device, &evaluations](
+                                                            const regpipe_common::FieldGeometry& grid,
+                                                            const float* fixed, const float* moving,
+                                                            const float* mask, float* gradient, cudaStream_t) {
+      rp_dense_cost_request r{};
+      r.size = sizeof(r);
+      r.dims[0] = uint32_t(grid.dims.nx);
+      r.dims[1] = uint32_t(grid.dims.ny);
+      r.dims[2] = uint32_t(grid.dims.nz);
+      std::copy(grid.voxel_to_world, grid.voxel_to_world + 16, r.voxel_to_world);
+      r.memory = RP_MEMORY_DEVICE;
+      r.device = device;
+      r.fixed = fixed;
+      r.moving = moving;
+      r.fixed_mask = mask;
+      double value = 0.0;
+      r.cost_out = &value;
+      r.gradient_out = gradient;
+      ++evaluations;
+      const rp_status s = dense->evaluate_dense(cost, &r);
+      if (s == RP_UNSUPPORTED)
+        throw rp::Error(s, "optim.syn: device: cuda needs a cost whose RP_EXT_DENSE_COST takes device memory "
+                           "(RP_MEMORY_DEVICE, e.g. cuda.lcc); this cost refused it: use device: host");
+      if (s != RP_OK)
+        throw rp::Error(s, std::string("optim.syn: the cost's evaluate_dense failed (") + status_text(s) + ")");
+      if (!std::isfinite(value))
+        throw rp::Error(RP_INTERNAL, "optim.syn: the cost's evaluate_dense returned a non-finite cost");
+      return value;
+    };
+    result = regpipe_common_cuda::syn_register_device(*p.fixed, *p.moving, p.fixed_mask, options, metric,
+                                                      p.initial_matrix, observer, stream.s);
+#endif
+  }
 
   const regpipe_common::FieldGeometry full = syn::geometry_of(*p.fixed);
   write_field(result.forward, full, *p.forward_out);

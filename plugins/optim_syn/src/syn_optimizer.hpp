@@ -16,7 +16,8 @@ class SynOptimizer {
   // Always RP_UNSUPPORTED: optim.syn is for deformable stages.
   void minimize(const rp_objective& objective, double* x_inout, double* f_out);
   // Checks the problem (rp::Error(RP_INVALID_ARGUMENT) naming what is wrong), runs syn_register
-  // with the cost's evaluate_dense as the metric, writes forward_out and inverse_out.
+  // with the cost's evaluate_dense as the metric (device: host), or syn_register_device with
+  // it on device memory (device: cuda, built with CUDA), writes forward_out and inverse_out.
   void register_deformable(const rp_deformable_problem& problem);
 
  private:
@@ -26,6 +27,8 @@ class SynOptimizer {
 
   const rp_host* host_;
   regpipe_common::syn::SynOptions options_;
+  bool on_cuda_ = false;  // device: cuda (syn_register_device, plugins/common_cuda)
+  int cuda_device_ = 0;
 };
 
 }  // namespace regpipe::optim_syn

@@ -16,6 +16,8 @@ enum SynParam {
   kSmoothingInMm,
   kConvergenceThreshold,
   kConvergenceWindow,
+  kDevice,
+  kCudaDevice,
   kSynParamCount
 };
 

@@ -1,0 +1,124 @@
+// optim.syn's `device: cuda` (syn_register_device, its fields on the GPU, cuda.lcc evaluated on
+// device memory) against `device: host` (syn_register, cuda.lcc on host memory) through the
+// plugin host: the same forward and inverse warps (bit for bit on an H200; held to 1e-5 mm),
+// and a cost that takes host memory only refused with a message naming device: host. Skipped
+// without a CUDA device or cuda.lcc.
+#include "support/test_support.hpp"
+
+#include <regpipe/host/components.hpp>
+#include <regpipe/host/host_services.hpp>
+#include <regpipe/host/plugin_host.hpp>
+#include <regpipe_common/fields/gaussian_smoothing.hpp>
+#include <regpipe_common/fields/random_diffeomorphism.hpp>
+#include <regpipe_common/fields/warp_image.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+
+using namespace regpipe;
+namespace rc = regpipe_common;
+
+namespace {
+
+PluginHost& host() {
+  static PluginHost h(test::built_plugins());
+  return h;
+}
+HostServices& services() {
+  static HostServices s;
+  return s;
+}
+
+rp_field field_on(const rc::FieldGeometry& grid, std::vector<float>& vectors) {
+  vectors.assign(3 * rc::voxel_count(grid.dims), 0.0f);
+  rp_field f{};
+  f.size = sizeof(f);
+  f.dims[0] = uint32_t(grid.dims.nx);
+  f.dims[1] = uint32_t(grid.dims.ny);
+  f.dims[2] = uint32_t(grid.dims.nz);
+  std::copy(grid.voxel_to_world, grid.voxel_to_world + 16, f.voxel_to_world);
+  f.memory = RP_MEMORY_HOST;
+  f.vectors = vectors.data();
+  return f;
+}
+
+struct Result {
+  std::vector<float> forward, inverse;
+};
+
+class OptimSynDevice : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const auto why = test::gpu_component_unavailable(host(), RP_KIND_COST, "cuda.lcc")) GTEST_SKIP() << *why;
+    if (host().find(RP_KIND_OPTIMIZER, "optim.syn") == nullptr) GTEST_SKIP() << "optim.syn is not built here";
+    fixed_values_.resize(rc::voxel_count(grid_.dims));
+    std::mt19937 rng(4);
+    std::uniform_real_distribution<float> noise(0.0f, 100.0f);
+    for (float& v : fixed_values_) v = noise(rng);
+    const double sigma[3] = {2.0, 2.0, 2.0};
+    rc::smooth_image_gaussian(fixed_values_, grid_.dims, sigma);
+    fixed_ = {sizeof(rp_image), {36, 32, 30}, {}, fixed_values_.data()};
+    std::copy(grid_.voxel_to_world, grid_.voxel_to_world + 16, fixed_.voxel_to_world);
+    rc::RandomDiffeomorphismOptions o;
+    o.seed = 21;
+    o.max_displacement_mm = 6.0;
+    moving_values_ = rc::warp_image(fixed_, rc::view_of(rc::random_smooth_diffeomorphism(grid_, o).displacement), grid_, 0.0f);
+    moving_ = fixed_;
+    moving_.data = moving_values_.data();
+  }
+
+  Result run(const std::string& device, const std::string& cost_id) {
+    const Component& oc = host().require(RP_KIND_OPTIMIZER, "optim.syn");
+    OptimizerInstance syn(oc, services(),
+                          resolve_params(oc, {{"iterations", "10x5"}, {"shrink_factors", "2x1"},
+                                              {"smoothing_sigmas", "1x0"}, {"device", device}}));
+    const Component& cc = host().require(RP_KIND_COST, cost_id);
+    CostInstance cost(cc, services(), resolve_params(cc, {{"radius", "2"}}));
+    Result r;
+    rp_field forward = field_on(grid_, r.forward), inverse = field_on(grid_, r.inverse);
+    const double shift[16] = {1, 0, 0, 1.0, 0, 1, 0, -0.5, 0, 0, 1, 0.5, 0, 0, 0, 1};
+    syn.register_deformable(fixed_, moving_, nullptr, shift, cost, forward, &inverse);
+    return r;
+  }
+
+  rc::FieldGeometry grid_{{36, 32, 30}, {3, 0, 0, -52, 0, 3, 0, -46, 0, 0, 3, -43, 0, 0, 0, 1}};
+  std::vector<float> fixed_values_, moving_values_;
+  rp_image fixed_{}, moving_{};
+};
+
+double max_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  double largest = 0.0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    largest = std::max(largest, std::fabs(double(a[i]) - double(b[i])));
+  return largest;
+}
+
+TEST_F(OptimSynDevice, CudaEqualsHostWithCudaLcc) {
+  const Result on_host = run("host", "cuda.lcc");
+  const Result on_device = run("cuda", "cuda.lcc");
+  double largest = 0.0;
+  for (float v : on_host.forward) largest = std::max(largest, double(std::fabs(v)));
+  EXPECT_GT(largest, 0.5) << "the registration did not move";
+  const double forward = max_difference(on_host.forward, on_device.forward);
+  const double inverse = max_difference(on_host.inverse, on_device.inverse);
+  std::printf("  optim.syn device: cuda vs host: forward differs by %.3g mm, inverse by %.3g mm (largest %.3g mm)\n",
+              forward, inverse, largest);
+  EXPECT_LE(forward, 1e-5);
+  EXPECT_LE(inverse, 1e-5);
+}
+
+TEST_F(OptimSynDevice, CudaRefusesAHostOnlyCost) {
+  if (host().find(RP_KIND_COST, "cpu.lcc") == nullptr) GTEST_SKIP() << "cpu.lcc is not built here";
+  try {
+    run("cuda", "cpu.lcc");
+    ADD_FAILURE() << "device: cuda with cpu.lcc was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("device: host"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
