@@ -75,7 +75,8 @@ nlohmann::json components_json(const PluginHost& host) {
       nlohmann::json dof = nlohmann::json::array();
       for (unsigned d : {3u, 6u, 7u, 9u, 12u})
         if (c.supported_dof != RP_DOF_ANY && c.supports_dof(d)) dof.push_back(d);
-      list.back()["supported_dof"] = c.supported_dof == RP_DOF_ANY ? nlohmann::json() : dof;
+      list.back()["supported_dof"] = c.supported_dof == RP_DOF_ANY && !c.deformable_only ? nlohmann::json() : dof;
+      list.back()["deformable_only"] = c.deformable_only;
     }
   }
   nlohmann::json problems = nlohmann::json::array();
@@ -90,7 +91,10 @@ std::string components_markdown(const PluginHost& host, const std::string& libra
     if (!library.empty() && c.library.stem().string() != library) continue;
     out << "### `" << c.id << "` — " << c.name << " (" << kind_name(c.kind) << ", " << c.version
         << ")\n\n" << c.description << "\n\n";
-    if (!dof_text(c).empty()) out << "Supports " << dof_text(c) << " (`registration.dof`).\n\n";
+    if (c.deformable_only)
+      out << "A deformable optimizer: for a syn stage (`registration.stages`), not an affine one.\n\n";
+    else if (!dof_text(c).empty())
+      out << "Supports " << dof_text(c) << " (`registration.dof`).\n\n";
     if (c.params.empty()) {
       out << "No parameters.\n\n";
       continue;

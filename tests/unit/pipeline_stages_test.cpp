@@ -191,6 +191,18 @@ TEST_F(PipelineStagesTest, SynStageComponentsNeedTheDenseAndDeformableExtensions
   if (has(RP_KIND_OPTIMIZER, "optim.syn")) EXPECT_NE(optimizer.find("here: optim.syn"), std::string::npos) << optimizer;
 }
 
+TEST_F(PipelineStagesTest, ADeformableOnlyOptimizerIsRefusedInAnAffineStageWhileValidating) {
+  if (!has(RP_KIND_OPTIMIZER, "optim.syn")) GTEST_SKIP() << "optim.syn is not built here";
+  const std::string e = error_of("registration:\n  stages:\n"
+                                 "    - {transform: affine, optimizer: {plugin: optim.syn}}\n");
+  EXPECT_NE(e.find("registration.stages[0].dof=12 (the stage's transform) is not supported by optimizer "
+                   "'optim.syn', which is a deformable optimizer, for a syn stage only"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("optimizers that support 12 DOF: "), std::string::npos) << e;
+  EXPECT_EQ(e.find("optim.syn,"), std::string::npos) << e;
+}
+
 TEST_F(PipelineStagesTest, ABatchRunsTheOneStageFormOnly) {
   const fs::path yaml = dir_ / "batch.yaml";
   std::ofstream(yaml) << "inputs:\n  reference: ref.nii.gz\n  moving: [a.nii.gz, b.nii.gz]\noutputs: {dir: out}\n"

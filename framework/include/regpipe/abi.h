@@ -235,6 +235,10 @@ typedef struct rp_objective {
 #define RP_OPTIMIZER_DRIVES_LEVELS 1u /* minimize is called once and calls set_level itself;
                                          otherwise the host calls set_level(i) and minimize
                                          for each level, coarsest first, carrying x over */
+#define RP_OPTIMIZER_DEFORMABLE_ONLY 2u /* [1.5] minimize refuses (RP_UNSUPPORTED): the optimizer
+                                           serves deformable stages only, through
+                                           RP_EXT_DEFORMABLE_OPTIMIZER; a 1.5 host refuses it in
+                                           an affine stage while validating the pipeline */
 
 /* [1.2] Degrees of freedom as a bit set (rp_optimizer_vtable.supported_dof): bit d stands for
  * d DOF (d < 32). RP_DOF_ANY (0) declares nothing: every DOF the host offers. */

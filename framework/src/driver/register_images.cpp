@@ -166,8 +166,7 @@ RegistrationComponents create_registration_components(const Pipeline& pipeline,
   // do not support it are skipped.
   const auto dof_refusal = [&](const Component& c) {
     return c.supports_dof(reg.dof) ? std::string()
-                                   : "supports DOF " + dof_list(c.supported_dof) +
-                                         ", not registration.dof=" + std::to_string(reg.dof);
+                                   : c.dof_support_text() + ", not registration.dof=" + std::to_string(reg.dof);
   };
   auto optimizer = create_component<OptimizerInstance>(reg.optimizer, RP_KIND_OPTIMIZER,
                                                        "optimizer", plugins, services, dof_refusal);

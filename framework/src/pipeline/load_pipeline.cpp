@@ -150,13 +150,13 @@ void check_optimizer_dof(YamlContext& ctx, const YAML::Node& reg, const PluginHo
   std::string message = prefix + ".dof=" + dof;
   if (!is_given) message += prefix == "registration" ? " (the default)" : " (the stage's transform)";
   if (refusing.size() == 1) {
-    message += " is not supported by optimizer '" + refusing[0]->id + "', which supports DOF " +
-               dof_list(refusing[0]->supported_dof);
+    message += " is not supported by optimizer '" + refusing[0]->id + "', which " +
+               refusing[0]->dof_support_text();
   } else {
     message += " is not supported by optimizer";
     for (size_t i = 0; i < refusing.size(); ++i)
-      message += (i == 0 ? " '" : " nor '") + refusing[i]->id + "' (DOF " +
-                 dof_list(refusing[i]->supported_dof) + ")";
+      message += (i == 0 ? " '" : " nor '") + refusing[i]->id + "' (which " +
+                 refusing[i]->dof_support_text() + ")";
   }
   std::vector<std::string> alternatives;
   for (const auto& c : host.components())

@@ -132,6 +132,7 @@ std::optional<Component> read_component(const rp_component_desc& d, std::string*
   if (d.kind == RP_KIND_OPTIMIZER) {
     auto* vt = static_cast<const rp_optimizer_vtable*>(d.vtable);
     if (RP_HAS_MEMBER(vt, rp_optimizer_vtable, supported_dof)) c.supported_dof = vt->supported_dof;
+    c.deformable_only = (vt->flags & RP_OPTIMIZER_DEFORMABLE_ONLY) != 0;
   }
   if (d.param_count > 0 && d.params == nullptr) {
     *reason = "component '" + c.id + "' has a NULL parameter list";

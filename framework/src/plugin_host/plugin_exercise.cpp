@@ -122,7 +122,28 @@ rp_objective objective_of(Quadratic& q, const std::vector<double>& levels) {
   return o;
 }
 
+// A deformable-only optimizer (abi.h 1.5) offers its extension and refuses an affine objective.
+void exercise_deformable_only(OptimizerInstance& optimizer) {
+  step("offers RP_EXT_DEFORMABLE_OPTIMIZER");
+  expect(optimizer.offers_deformable(),
+         "flags RP_OPTIMIZER_DEFORMABLE_ONLY but get_extension offers no " RP_EXT_DEFORMABLE_OPTIMIZER);
+  step("minimize refuses an affine objective");
+  Quadratic q;
+  const std::vector<double> levels = {8.0};
+  const rp_objective objective = objective_of(q, levels);
+  std::array<double, RP_PARAM_COUNT> x = {0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0};
+  double f = 0.0;
+  try {
+    optimizer.minimize(objective, x.data(), &f);
+  } catch (const ComponentError& e) {
+    expect(e.status() == RP_UNSUPPORTED, std::string("minimize: expected RP_UNSUPPORTED, got ") + status_name(e.status()));
+    return;
+  }
+  expect(false, "minimize accepted an affine objective although the optimizer is deformable only");
+}
+
 void exercise_optimizer(OptimizerInstance& optimizer, const Component& c) {
+  if (c.deformable_only) return exercise_deformable_only(optimizer);
   Quadratic q;
   for (unsigned dof : {12u, 9u, 7u, 6u, 3u})
     if (c.supports_dof(dof)) q.dof = dof;  // the smallest it takes: fewest parameters, quickest

@@ -32,7 +32,13 @@ const ParamSchema* Component::find_param(const std::string& param_name) const {
 }
 
 bool Component::supports_dof(unsigned dof) const {
+  if (deformable_only) return false;
   return supported_dof == RP_DOF_ANY || (dof < 32 && (supported_dof & RP_DOF_BIT(dof)) != 0);
+}
+
+std::string Component::dof_support_text() const {
+  return deformable_only ? "is a deformable optimizer, for a syn stage only"
+                         : "supports DOF " + dof_list(supported_dof);
 }
 
 std::string dof_list(uint32_t supported_dof) {

@@ -38,7 +38,8 @@ const rp_param_desc kSynParams[kSynParamCount] = {
 
 namespace {
 
-const rp_optimizer_vtable kVtable = rp::optimizer_vtable_with_deformable<SynOptimizer>(0);
+const rp_optimizer_vtable kVtable =
+    rp::optimizer_vtable_with_deformable<SynOptimizer>(RP_OPTIMIZER_DEFORMABLE_ONLY);
 
 const rp_component_desc kComponents[] = {
     {sizeof(rp_component_desc), RP_KIND_OPTIMIZER, "optim.syn", "Greedy SyN", "1.0.0",

@@ -34,9 +34,13 @@ struct Component {
   // Optimizers: the DOF minimize accepts (RP_DOF_* bits, ABI 1.2); RP_DOF_ANY when the
   // plugin declares none (a 1.0/1.1 plugin, or one that accepts every DOF).
   uint32_t supported_dof = RP_DOF_ANY;
+  // Optimizers: RP_OPTIMIZER_DEFORMABLE_ONLY (ABI 1.5): no DOF at all, a syn stage's only.
+  bool deformable_only = false;
 
   const ParamSchema* find_param(const std::string& param_name) const;
   bool supports_dof(unsigned dof) const;
+  // What an optimizer takes, for messages: "supports DOF 6 or 12", or that it is deformable only.
+  std::string dof_support_text() const;
 };
 
 const char* kind_name(int32_t kind);  // "cost", "optimizer", "resampler"
