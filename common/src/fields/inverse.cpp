@@ -52,8 +52,7 @@ PlaneResidual residual_and_next(const DisplacementFieldView& u, const Displaceme
 
 }  // namespace
 
-InverseResult invert_displacement_field(const DisplacementFieldView& u, const InverseOptions& options,
-                                        const DisplacementField* initial_guess, Execution execution) {
+void check_inverse_options(const InverseOptions& options) {
   if (options.max_iterations < 0)
     throw rp::Error(RP_INVALID_ARGUMENT, "inverse max_iterations " + std::to_string(options.max_iterations) +
                                              " is negative");
@@ -66,6 +65,11 @@ InverseResult invert_displacement_field(const DisplacementFieldView& u, const In
   if (!(options.max_residual_mm >= 0.0))
     throw rp::Error(RP_INVALID_ARGUMENT, "inverse max_residual_mm " + std::to_string(options.max_residual_mm) +
                                              " must be at least 0");
+}
+
+InverseResult invert_displacement_field(const DisplacementFieldView& u, const InverseOptions& options,
+                                        const DisplacementField* initial_guess, Execution execution) {
+  check_inverse_options(options);
   if (initial_guess && !same_geometry(initial_guess->geometry, u.geometry))
     throw rp::Error(RP_INVALID_ARGUMENT, "the initial guess of a field inverse lies on another grid than the field");
 

@@ -10,6 +10,7 @@
 #include "image/data_completeness.hpp"
 #include "image/file_names.hpp"
 #include "image/file_grid_checks.hpp"
+#include "image/itk_file_grid.hpp"
 #include "image/metaimage_header_checks.hpp"
 #include "image/nifti_header.hpp"
 #include "image/nifti_header_checks.hpp"
@@ -171,22 +172,10 @@ void require_scalar_pixels(const itk::ImageIOBase& io, const fs::path& path) {
     throw read_error(path, "unknown voxel data type");
 }
 
-image_detail::FileGrid file_grid(const itk::ImageIOBase& io) {
-  image_detail::FileGrid grid;
-  grid.bytes_per_voxel = io.GetComponentSize() * io.GetNumberOfComponents();
-  for (unsigned d = 0; d < io.GetNumberOfDimensions(); ++d) {
-    grid.sizes.push_back(io.GetDimensions(d));
-    grid.spacing.push_back(io.GetSpacing(d));
-    grid.origin.push_back(io.GetOrigin(d));
-    grid.direction.push_back(io.GetDirection(d));
-  }
-  return grid;
-}
-
 // Before ITK allocates the voxels or inverts the direction: `read_axes` of the file's axes
 // are read (3: one volume of a series).
 void require_sane_grid(const itk::ImageIOBase& io, const fs::path& path, size_t read_axes) {
-  if (const auto problem = image_detail::file_grid_problem(file_grid(io), read_axes))
+  if (const auto problem = image_detail::file_grid_problem(image_detail::file_grid(io), read_axes))
     throw read_error(path, *problem);
 }
 

@@ -10,6 +10,7 @@
 
 #include "image/data_completeness.hpp"
 #include "image/file_grid_checks.hpp"
+#include "image/itk_file_grid.hpp"
 #include "image/nifti_header.hpp"
 #include "image/nifti_header_checks.hpp"
 #include "image/raw_nifti_header.hpp"
@@ -110,18 +111,6 @@ void require_field_header(const image_detail::RawNiftiHeader& h, const fs::path&
                                "; displacement fields are float32 (ANTs' form) or float64");
 }
 
-image_detail::FileGrid file_grid(const itk::ImageIOBase& io) {
-  image_detail::FileGrid grid;
-  grid.bytes_per_voxel = io.GetComponentSize() * io.GetNumberOfComponents();
-  for (unsigned d = 0; d < io.GetNumberOfDimensions(); ++d) {
-    grid.sizes.push_back(io.GetDimensions(d));
-    grid.spacing.push_back(io.GetSpacing(d));
-    grid.origin.push_back(io.GetOrigin(d));
-    grid.direction.push_back(io.GetDirection(d));
-  }
-  return grid;
-}
-
 FieldImage::Pointer read_with_itk(const fs::path& path) {
   itk::NiftiImageIO::Pointer io;
   {
@@ -136,7 +125,7 @@ FieldImage::Pointer read_with_itk(const fs::path& path) {
     throw read_error(path, "ITK reads its voxels as " +
                                itk::ImageIOBase::GetPixelTypeAsString(io->GetPixelType()) + " with " +
                                std::to_string(io->GetNumberOfComponents()) + " components; " + kFieldForm);
-  if (const auto problem = image_detail::file_grid_problem(file_grid(*io), io->GetNumberOfDimensions()))
+  if (const auto problem = image_detail::file_grid_problem(image_detail::file_grid(*io), io->GetNumberOfDimensions()))
     throw read_error(path, *problem);
   auto reader = itk::ImageFileReader<FieldImage>::New();
   reader->SetImageIO(io);

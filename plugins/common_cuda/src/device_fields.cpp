@@ -155,18 +155,7 @@ DeviceInverseResult device_invert_displacement_field(const DisplacementFieldView
                                                      const regpipe_common::InverseOptions& options,
                                                      const float* initial_guess, float* inverse,
                                                      FieldScratch& scratch, cudaStream_t stream) {
-  if (options.max_iterations < 0)
-    throw rp::Error(RP_INVALID_ARGUMENT, "inverse max_iterations " + std::to_string(options.max_iterations) +
-                                             " is negative");
-  if (options.min_iterations < 0)
-    throw rp::Error(RP_INVALID_ARGUMENT, "inverse min_iterations " + std::to_string(options.min_iterations) +
-                                             " is negative");
-  if (!(options.mean_residual_mm >= 0.0))
-    throw rp::Error(RP_INVALID_ARGUMENT, "inverse mean_residual_mm " + std::to_string(options.mean_residual_mm) +
-                                             " must be at least 0");
-  if (!(options.max_residual_mm >= 0.0))
-    throw rp::Error(RP_INVALID_ARGUMENT, "inverse max_residual_mm " + std::to_string(options.max_residual_mm) +
-                                             " must be at least 0");
+  regpipe_common::check_inverse_options(options);
   check_view(u, "the inverted field");
   require_vectors(inverse, "the inverse's output");
   if (inverse == u.vectors)

@@ -23,6 +23,10 @@ struct InverseOptions {
   int min_iterations = 0;
 };
 
+// Throws rp::Error(RP_INVALID_ARGUMENT) for a negative iteration count or tolerance; the CPU and
+// the device inversions take the same options.
+void check_inverse_options(const InverseOptions& options);
+
 struct InverseResult {
   DisplacementField inverse;  // on u's grid
   int iterations = 0;         // updates made
