@@ -1,7 +1,14 @@
-// RP_EXT_DENSE_COST (abi.h 1.5) of cpu.ls and cpu.lcc through the plugin host: the cost and
-// its gradient in LPS world mm on an oblique grid against finite differences of an analytic
-// moving image, cpu.lcc under affines, and the refusals.
+// RP_EXT_DENSE_COST (abi.h 1.5) of cpu.ls, cpu.lcc and cpu.mattes through the plugin host:
+// the cost and its gradient in LPS world mm on an oblique grid against finite differences of
+// an analytic moving image and against regpipe_common's metric, cpu.lcc and cpu.mattes under
+// affines, and the refusals.
 #include "cost_cpu_support.hpp"
+
+#include <regpipe_common/dense_metrics/image_gradient.hpp>
+#include <regpipe_common/dense_metrics/mattes_mi.hpp>
+#include <regpipe_common/dense_metrics/world_gradient.hpp>
+
+#include <regpipe_common/fields/abi_views.hpp>
 
 #include <gtest/gtest.h>
 
@@ -50,17 +57,9 @@ struct DensePair {
     }
   }
   rp_dense_cost_request request(const std::vector<float>& mov, double* cost, float* gradient) const {
-    rp_dense_cost_request r{};
-    r.dims[0] = kNx;
-    r.dims[1] = kNy;
-    r.dims[2] = kNz;
-    for (int k = 0; k < 16; ++k) r.voxel_to_world[k] = v2w(k / 4, k % 4);
-    r.memory = RP_MEMORY_HOST;
-    r.fixed = fixed.data();
-    r.moving = mov.data();
-    r.cost_out = cost;
-    r.gradient_out = gradient;
-    return r;
+    regpipe_common::FieldGeometry grid{{int(kNx), int(kNy), int(kNz)}, {}};
+    for (int k = 0; k < 16; ++k) grid.voxel_to_world[k] = v2w(k / 4, k % 4);
+    return regpipe_common::dense_cost_request(grid, {fixed.data(), mov.data(), nullptr, cost, gradient});
   }
 };
 
@@ -106,6 +105,73 @@ TEST(CostCpuDense, MeanSquaresGradientIsInWorldMillimetres) {
 
 TEST(CostCpuDense, LocalCcExactGradientIsInWorldMillimetres) {
   expect_world_gradient_matches_differences("cpu.lcc", {{"radius", "2"}, {"gradient", "exact"}});
+}
+
+TEST(CostCpuDense, MattesGradientIsInWorldMillimetres) {
+  expect_world_gradient_matches_differences("cpu.mattes", {});
+  expect_world_gradient_matches_differences("cpu.mattes", {{"bins", "12"}});
+}
+
+// cpu.mattes is regpipe_common's Mattes MI (the one SyN's built-in metric runs) behind the
+// ABI: the same cost and, turned into world mm by the same E^-T, the same gradient, bit for bit.
+TEST(CostCpuDense, MattesIsCommonsMetricThroughTheAbi) {
+  namespace dm = regpipe_common::dense_metrics;
+  const DensePair pair;
+  std::vector<float> mask(pair.fixed.size());
+  for (std::size_t i = 0; i < mask.size(); ++i) mask[i] = i % 7 == 3 ? 0.f : 1.f;
+  double c = 0;
+  std::vector<float> gradient(3 * pair.moving.size());
+  rp_dense_cost_request r = pair.request(pair.moving, &c, gradient.data());
+  r.fixed_mask = mask.data();
+  make_cost("cpu.mattes", {{"bins", "24"}})->evaluate_dense(r);
+
+  dm::DenseGrid grid{{int(kNx), int(kNy), int(kNz)}, {1.5, 1.5, 1.5}};
+  const std::vector<float> moving_gradient = dm::central_difference_gradient(grid, pair.moving);
+  const dm::DenseCostInput in{grid, pair.fixed, pair.moving, mask, moving_gradient};
+  std::vector<double> grid_gradient(3 * pair.moving.size());
+  const double expected = dm::mattes_mutual_information(in, dm::MattesOptions{24}, grid_gradient);
+  std::vector<float> expected_world(grid_gradient.size());
+  dm::grid_gradient_to_world(r.voxel_to_world, grid_gradient, expected_world);
+  EXPECT_LT(expected, -0.1);  // the blobs share information
+  EXPECT_EQ(c, expected);
+  for (std::size_t k = 0; k < gradient.size(); ++k) ASSERT_EQ(gradient[k], expected_world[k]) << k;
+  for (std::size_t i = 3; i < mask.size(); i += 7)
+    for (int a = 0; a < 3; ++a) ASSERT_EQ(gradient[3 * i + a], 0.f) << "masked voxel " << i;
+}
+
+// Under an affine the moving image is resampled onto the reference grid (as cpu.lcc does): the
+// identity gives common's metric of the pair itself; a second contrast that no monotonic map
+// relates to the first (inverted, with a ripple) still registers: the identity beats shifts.
+TEST(CostCpuDense, MattesUnderAffinesIsMultiModal) {
+  namespace dm = regpipe_common::dense_metrics;
+  const DensePair pair;
+  Eigen::Matrix4d v2w = Eigen::Matrix4d::Identity();
+  v2w.topLeftCorner<3, 3>() *= 1.5;
+  std::vector<float> contrast(pair.fixed.size());
+  for (std::size_t i = 0; i < contrast.size(); ++i)
+    contrast[i] = float(200 - pair.fixed[i] + 25 * std::sin(pair.fixed[i] / 9.0));
+  auto cost = make_cost("cpu.mattes");
+  cost->set_reference(make_image({kNx, kNy, kNz}, pair.fixed, v2w), nullptr);
+  cost->set_moving(make_image({kNx, kNy, kNz}, contrast, v2w), nullptr);
+  double overlap = 0;
+  const double at_identity = evaluate_one(*cost, Eigen::Matrix4d::Identity(), &overlap);
+  EXPECT_DOUBLE_EQ(overlap, 1.0);
+  const dm::DenseCostInput in{{{int(kNx), int(kNy), int(kNz)}, {1.5, 1.5, 1.5}}, pair.fixed, contrast, {}, {}};
+  EXPECT_EQ(at_identity, dm::mattes_mutual_information(in, dm::MattesOptions{32}));
+  for (const Eigen::Matrix4d& shift : {translation(2, 0, 0), translation(0, -2, 0), translation(0, 0, 3)}) {
+    const double shifted = evaluate_one(*cost, shift, &overlap);
+    EXPECT_GT(shifted, at_identity + 0.05);
+    EXPECT_LT(overlap, 1.0);
+  }
+}
+
+TEST(CostCpuDense, MattesRefusesTooFewBins) {
+  try {
+    make_cost("cpu.mattes", {{"bins", "4"}});
+    FAIL() << "bins=4 accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("bins"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CostCpuDense, MeanSquaresValueIsTheMeanSquaredDifference) {

@@ -1,8 +1,9 @@
-// regpipe_cost_cpu: descriptors of the five CPU reference costs and the plugin entry point.
+// regpipe_cost_cpu: descriptors of the CPU reference costs and the plugin entry point.
 #include "correlation_ratio.hpp"
 #include "cpu_cost.hpp"
 #include "least_squares.hpp"
 #include "local_cc_cost.hpp"
+#include "mattes_cost.hpp"
 #include "mutual_information.hpp"
 #include "normalised_cross_correlation.hpp"
 #include "param_schema.hpp"
@@ -19,6 +20,7 @@ const rp_cost_vtable kNormalisedMiVtable = rp::cost_vtable<CpuCost<NormalisedMut
 const rp_cost_vtable kNccVtable = rp::cost_vtable<CpuCost<NormalisedCrossCorrelation>>();
 const rp_cost_vtable kLeastSquaresVtable = rp::cost_vtable_with_dense<CpuCost<LeastSquares>>();
 const rp_cost_vtable kLocalCcVtable = rp::cost_vtable_with_dense<LocalCcCost>();
+const rp_cost_vtable kMattesVtable = rp::cost_vtable_with_dense<MattesCost>();
 
 template <std::size_t N>
 constexpr rp_component_desc cost(const char* id, const char* name, const char* description,
@@ -64,6 +66,14 @@ const rp_component_desc kComponents[] = {
          "Range [-1, 0]; without overlap the worst value 0. Offers RP_EXT_DENSE_COST with "
          "ANTs' own-window gradient (or the exact one) for deformable optimizers.",
          kLocalCcParams, kLocalCcVtable),
+    cost("cpu.mattes", "Mattes mutual information (CPU reference)",
+         "-MI in nats from Mattes et al.'s Parzen-window joint histogram, ANTs' MI metric "
+         "(MI[fixed, moving, 1, bins]): the fixed image binned with a box window, the moving one "
+         "with a cubic B-spline, each over its [min, max] with 2 bins of padding each side. Under "
+         "an affine the moving image is resampled trilinearly onto the reference grid and voxels "
+         "outside it do not count. Without overlap the worst value 0. Offers RP_EXT_DENSE_COST "
+         "with Mattes' analytic gradient for deformable optimizers.",
+         kMattesParams, kMattesVtable),
 };
 
 const rp_plugin_entry kEntry = {sizeof(rp_plugin_entry),

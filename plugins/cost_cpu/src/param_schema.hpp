@@ -56,6 +56,11 @@ inline constexpr rp_param_desc kLocalCcParams[] = {
           "derivative)",
           kLccGradientChoices),
     kThreadsParam};
+inline constexpr rp_param_desc kMattesParams[] = {
+    param("bins", RP_PARAM_INT, "32", 5, 1024, "",
+          "Parzen histogram bins per image, ANTs' MI[..., bins]: 2 of padding each side, the rest "
+          "equal-width over the image's [min, max] among the counted voxels"),
+    kThreadsParam};
 
 // A component's schema as (pointer, count), for the descriptor and for settings.
 struct ParamList {
