@@ -6,6 +6,7 @@
 // the LPS world gradient within 1e-5 of its largest component (float output).
 #include <regpipe/host/components.hpp>
 #include <regpipe/host/image.hpp>
+#include <regpipe_common/fields/abi_views.hpp>
 
 #include "support/test_support.hpp"
 
@@ -82,18 +83,10 @@ struct DenseCase {
     }
   }
   rp_dense_cost_request request(bool masked, double* cost, float* gradient) const {
-    rp_dense_cost_request r{};
-    r.dims[0] = kNx;
-    r.dims[1] = kNy;
-    r.dims[2] = kNz;
-    for (int k = 0; k < 16; ++k) r.voxel_to_world[k] = v2w(k / 4, k % 4);
-    r.memory = RP_MEMORY_HOST;
-    r.fixed = fixed.data();
-    r.moving = moving.data();
-    r.fixed_mask = masked ? mask.data() : nullptr;
-    r.cost_out = cost;
-    r.gradient_out = gradient;
-    return r;
+    regpipe_common::FieldGeometry grid{{int(kNx), int(kNy), int(kNz)}, {}};
+    for (int k = 0; k < 16; ++k) grid.voxel_to_world[k] = v2w(k / 4, k % 4);
+    return regpipe_common::dense_cost_request(
+        grid, {fixed.data(), moving.data(), masked ? mask.data() : nullptr, cost, gradient});
   }
 };
 

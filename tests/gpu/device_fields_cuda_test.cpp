@@ -23,6 +23,8 @@
 
 #include <regpipe/plugin.hpp>
 
+#include "cuda_stream_fixture.hpp"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -111,22 +113,8 @@ double max_abs(const std::vector<float>& v) {
   return largest;
 }
 
-class DeviceFields : public ::testing::Test {
+class DeviceFields : public regpipe::test::CudaStreamTest {
  protected:
-  void SetUp() override {
-    int count = 0;
-    const cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0)
-      GTEST_SKIP() << "no CUDA device: " << (e != cudaSuccess ? cudaGetErrorString(e) : "none found");
-    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-    ASSERT_EQ(cudaStreamCreate(&stream_), cudaSuccess);
-  }
-  void TearDown() override {
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
-  }
-  void sync() { ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess); }
-
-  cudaStream_t stream_ = nullptr;
   cuda::FieldScratch scratch_;
 };
 

@@ -9,6 +9,7 @@
 
 #ifdef REGPIPE_TESTS_WITH_CUDA
 
+#include <regpipe_common/fields/abi_views.hpp>
 #include <regpipe_common/fields/gaussian_smoothing.hpp>
 #include <regpipe_common/fields/random_diffeomorphism.hpp>
 #include <regpipe_common/fields/warp_image.hpp>
@@ -21,6 +22,7 @@
 #include <regpipe/host/plugin_host.hpp>
 #include <regpipe/plugin.hpp>
 
+#include "cuda_stream_fixture.hpp"
 #include "support/test_support.hpp"
 
 #include <cuda_runtime.h>
@@ -129,21 +131,7 @@ void expect_same(const syn::SynResult& cpu, const syn::SynResult& gpu, const cha
   EXPECT_NEAR(gpu.inverse_max_residual_mm, cpu.inverse_max_residual_mm, 1e-9) << what;
 }
 
-class DeviceSyn : public ::testing::Test {
- protected:
-  void SetUp() override {
-    int count = 0;
-    const cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0)
-      GTEST_SKIP() << "no CUDA device: " << (e != cudaSuccess ? cudaGetErrorString(e) : "none found");
-    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-    ASSERT_EQ(cudaStreamCreate(&stream_), cudaSuccess);
-  }
-  void TearDown() override {
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
-  }
-  cudaStream_t stream_ = nullptr;
-};
+using DeviceSyn = regpipe::test::CudaStreamTest;
 
 TEST_F(DeviceSyn, EqualsTheCpuReference) {
   const Pair p;
@@ -193,18 +181,6 @@ LccFixture& lcc_fixture() {
   return f;
 }
 
-rp_dense_cost_request lcc_request(const FieldGeometry& grid, int32_t memory) {
-  rp_dense_cost_request r{};
-  r.size = sizeof(r);
-  r.dims[0] = uint32_t(grid.dims.nx);
-  r.dims[1] = uint32_t(grid.dims.ny);
-  r.dims[2] = uint32_t(grid.dims.nz);
-  std::copy(grid.voxel_to_world, grid.voxel_to_world + 16, r.voxel_to_world);
-  r.memory = memory;
-  r.device = 0;
-  return r;
-}
-
 TEST_F(DeviceSyn, WholeIterationsOnTheDeviceWithCudaLcc) {
   if (const auto why = regpipe::test::gpu_component_unavailable(lcc_fixture().host, RP_KIND_COST, "cuda.lcc"))
     GTEST_SKIP() << *why;
@@ -215,27 +191,18 @@ TEST_F(DeviceSyn, WholeIterationsOnTheDeviceWithCudaLcc) {
   syn::SynOptions o = small_options();
   long host_calls = 0, device_calls = 0;
   o.metric_function = [&](const syn::SynMetricInput& in, std::span<float> gradient) {
-    rp_dense_cost_request r = lcc_request(in.grid, RP_MEMORY_HOST);
     double value = 0.0;
-    r.fixed = in.fixed.data();
-    r.moving = in.moving.data();
-    r.fixed_mask = in.mask.empty() ? nullptr : in.mask.data();
-    r.cost_out = &value;
-    r.gradient_out = gradient.data();
-    host_cost.evaluate_dense(r);
+    host_cost.evaluate_dense(dense_cost_request(
+        in.grid, {in.fixed.data(), in.moving.data(), in.mask.empty() ? nullptr : in.mask.data(), &value,
+                  gradient.data()}));
     ++host_calls;
     return value;
   };
   const cuda::DeviceSynMetric on_device = [&](const FieldGeometry& grid, const float* fixed, const float* moving,
                                               const float* mask, float* gradient, cudaStream_t) {
-    rp_dense_cost_request r = lcc_request(grid, RP_MEMORY_DEVICE);
     double value = 0.0;
-    r.fixed = fixed;
-    r.moving = moving;
-    r.fixed_mask = mask;
-    r.cost_out = &value;
-    r.gradient_out = gradient;
-    device_cost.evaluate_dense(r);
+    device_cost.evaluate_dense(
+        dense_cost_request(grid, {fixed, moving, mask, &value, gradient}, RP_MEMORY_DEVICE, 0));
     ++device_calls;
     return value;
   };

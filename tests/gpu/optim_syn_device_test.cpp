@@ -8,6 +8,7 @@
 #include <regpipe/host/components.hpp>
 #include <regpipe/host/host_services.hpp>
 #include <regpipe/host/plugin_host.hpp>
+#include <regpipe_common/fields/abi_views.hpp>
 #include <regpipe_common/fields/gaussian_smoothing.hpp>
 #include <regpipe_common/fields/random_diffeomorphism.hpp>
 #include <regpipe_common/fields/warp_image.hpp>
@@ -33,21 +34,8 @@ HostServices& services() {
   return s;
 }
 
-rp_field field_on(const rc::FieldGeometry& grid, std::vector<float>& vectors) {
-  vectors.assign(3 * rc::voxel_count(grid.dims), 0.0f);
-  rp_field f{};
-  f.size = sizeof(f);
-  f.dims[0] = uint32_t(grid.dims.nx);
-  f.dims[1] = uint32_t(grid.dims.ny);
-  f.dims[2] = uint32_t(grid.dims.nz);
-  std::copy(grid.voxel_to_world, grid.voxel_to_world + 16, f.voxel_to_world);
-  f.memory = RP_MEMORY_HOST;
-  f.vectors = vectors.data();
-  return f;
-}
-
 struct Result {
-  std::vector<float> forward, inverse;
+  rc::DisplacementField forward, inverse;
 };
 
 class OptimSynDevice : public ::testing::Test {
@@ -78,8 +66,8 @@ class OptimSynDevice : public ::testing::Test {
                                               {"smoothing_sigmas", "1x0"}, {"device", device}}));
     const Component& cc = host().require(RP_KIND_COST, cost_id);
     CostInstance cost(cc, services(), resolve_params(cc, {{"radius", "2"}}));
-    Result r;
-    rp_field forward = field_on(grid_, r.forward), inverse = field_on(grid_, r.inverse);
+    Result r{rc::zero_field(grid_), rc::zero_field(grid_)};
+    rp_field forward = rc::field_view(r.forward), inverse = rc::field_view(r.inverse);
     const double shift[16] = {1, 0, 0, 1.0, 0, 1, 0, -0.5, 0, 0, 1, 0.5, 0, 0, 0, 1};
     syn.register_deformable(fixed_, moving_, nullptr, shift, cost, forward, &inverse);
     return r;
@@ -101,10 +89,10 @@ TEST_F(OptimSynDevice, CudaEqualsHostWithCudaLcc) {
   const Result on_host = run("host", "cuda.lcc");
   const Result on_device = run("cuda", "cuda.lcc");
   double largest = 0.0;
-  for (float v : on_host.forward) largest = std::max(largest, double(std::fabs(v)));
+  for (float v : on_host.forward.vectors) largest = std::max(largest, double(std::fabs(v)));
   EXPECT_GT(largest, 0.5) << "the registration did not move";
-  const double forward = max_difference(on_host.forward, on_device.forward);
-  const double inverse = max_difference(on_host.inverse, on_device.inverse);
+  const double forward = max_difference(on_host.forward.vectors, on_device.forward.vectors);
+  const double inverse = max_difference(on_host.inverse.vectors, on_device.inverse.vectors);
   std::printf("  optim.syn device: cuda vs host: forward differs by %.3g mm, inverse by %.3g mm (largest %.3g mm)\n",
               forward, inverse, largest);
   EXPECT_LE(forward, 1e-5);

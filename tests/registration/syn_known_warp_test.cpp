@@ -3,14 +3,9 @@
 // field over the head: mean endpoint error, positive Jacobians, inverse consistency. The
 // 4 mm image is made here (anti-aliasing as the pyramid's, then trilinear onto the pyramid's
 // 4 mm grid) so that no plugin is involved: this is the library a SyN plugin will call.
-#include "support/syn_known_warp.hpp"
+#include "support/syn_known_warp_host.hpp"
 #include "support/test_support.hpp"
 
-#include <regpipe/host/driver.hpp>
-#include <regpipe/host/image.hpp>
-#include <regpipe/host/pyramid.hpp>
-
-#include <regpipe_common/syn/syn_levels.hpp>
 #include <regpipe_common/syn/syn_registration.hpp>
 
 #include <algorithm>
@@ -22,34 +17,9 @@ namespace {
 
 namespace rc = regpipe_common;
 
-rc::FieldGeometry geometry_of(const Image& image) {
-  rc::FieldGeometry g{{int(image.dims[0]), int(image.dims[1]), int(image.dims[2])}, {}};
-  for (int i = 0; i < 16; ++i) g.voxel_to_world[i] = image.voxel_to_world(i / 4, i % 4);
-  return g;
-}
-
-// chris_t1 on the pyramid's 4 mm grid.
-Image four_millimetre(const Image& t1) {
-  Image level = level_geometry(t1, 4.0);
-  const std::array<double, 3> sigma = pyramid_sigma_mm(t1, 4.0);  // equal: chris_t1 is isotropic
-  const std::vector<float> smooth = rc::syn::smoothed_image(t1.view(), sigma[0], true);
-  rp_image smooth_view = t1.view();
-  smooth_view.data = smooth.data();
-  const rc::FieldGeometry grid = geometry_of(level);
-  level.data = rc::warp_image(smooth_view, rc::view_of(rc::zero_field(grid)), grid, 0.0f);
-  return level;
-}
-
-struct Case {
-  rc::FieldGeometry grid;
-  rc::syn_test::KnownWarp warp;
-};
-
 // chris_t1 at 4 mm warped by up to `max_mm` (noise length scale 4 voxels, 16 mm).
-Case chris_case(const std::filesystem::path& path, double max_mm) {
-  const Image t1 = four_millimetre(read_image(path));
-  const rc::FieldGeometry grid = geometry_of(t1);
-  return {grid, rc::syn_test::known_warp(grid, t1.data, max_mm, 4.0, 21, foreground_threshold(t1))};
+rc::syn_test::KnownWarp chris_case(const std::filesystem::path& path, double max_mm) {
+  return chris_known_warp(path, 4.0, max_mm, 4.0, 21);
 }
 
 // SyN[0.1, 3, 0], convergence [40x40, 1e-6, 10], shrink factors 2x1, smoothing 1x0vox.
@@ -61,26 +31,19 @@ rc::syn::SynOptions chris_options(rc::syn::SynMetricKind kind) {
   return o;
 }
 
-void expect_recovered(const Case& c, const rc::syn::SynOptions& o, double max_mean_endpoint_mm, const char* what) {
-  const rc::syn_test::KnownWarp& k = c.warp;
+void expect_recovered(const rc::syn_test::KnownWarp& k, const rc::syn::SynOptions& o, double max_mean_endpoint_mm,
+                      const char* what) {
   const auto start = std::chrono::steady_clock::now();
-  const rc::syn::SynResult r = rc::syn::syn_register(rc::syn_test::image_view(c.grid, k.fixed),
-                                                     rc::syn_test::image_view(c.grid, k.moving), o);
+  const rc::syn::SynResult r = rc::syn::syn_register(rc::syn_test::image_view(k.grid, k.fixed),
+                                                     rc::syn_test::image_view(k.grid, k.moving), o);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const rc::syn_test::Figures f = rc::syn_test::figures_of(r, k);
-  std::printf("%s, chris_t1 at 4 mm (%dx%dx%d): %s; %.1f s\n", what, c.grid.dims.nx, c.grid.dims.ny, c.grid.dims.nz,
+  std::printf("%s, chris_t1 at 4 mm (%dx%dx%d): %s; %.1f s\n", what, k.grid.dims.nx, k.grid.dims.ny, k.grid.dims.nz,
               rc::syn_test::describe(f, r).c_str(), seconds);
   ::testing::Test::RecordProperty("mean_endpoint_mm", std::to_string(f.mean_endpoint_mm));
   ::testing::Test::RecordProperty("min_jacobian", std::to_string(f.min_jacobian));
   ::testing::Test::RecordProperty("mean_consistency_mm", std::to_string(f.mean_consistency_mm));
-  EXPECT_LT(f.mean_endpoint_mm, max_mean_endpoint_mm);
-  EXPECT_LT(f.mean_endpoint_mm, 0.5 * f.initial_endpoint_mm);
-  EXPECT_LT(f.mean_inverse_endpoint_mm, max_mean_endpoint_mm);
-  EXPECT_GT(f.min_jacobian, 0.2);
-  EXPECT_EQ(f.fraction_negative, 0.0);
-  // Forward then inverse at grid points: zero up to trilinear sampling of the inverse.
-  EXPECT_LT(f.mean_consistency_mm, 0.05);
-  EXPECT_LT(f.max_consistency_mm, 0.3);
+  rc::syn_test::expect_within(f, {max_mean_endpoint_mm, 0.5, 0.2}, what);
 }
 
 // Measured: mean endpoint error over the head 0.44 mm (identity 1.65 mm), Jacobian min 0.61,
@@ -95,10 +58,10 @@ TEST(SynKnownWarp, LocalCcRecoversASixMillimetreWarpOfChrisT1AtFourMillimetres) 
 // 1.65), Jacobian min 0.65, forward then inverse mean 0.034 mm, max 0.23 mm; 3.9 s.
 TEST(SynKnownWarp, MattesMiRecoversASixMillimetreWarpAcrossASyntheticSecondContrast) {
   REGPIPE_REQUIRE_DATA(path, "chris_t1.nii.gz");
-  Case c = chris_case(path, 6.0);
+  rc::syn_test::KnownWarp c = chris_case(path, 6.0);
   float top = 0.0f;
-  for (float v : c.warp.fixed) top = std::max(top, v);
-  for (float& v : c.warp.moving) v = top - v + 0.1f * top * std::sin(v / (0.05f * top));
+  for (float v : c.fixed) top = std::max(top, v);
+  for (float& v : c.moving) v = top - v + 0.1f * top * std::sin(v / (0.05f * top));
   expect_recovered(c, chris_options(rc::syn::SynMetricKind::mattes), 1.0,
                    "6 mm warp, Mattes MI, second contrast");
 }

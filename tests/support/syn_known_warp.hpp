@@ -10,6 +10,8 @@
 #include <regpipe_common/fields/warp_image.hpp>
 #include <regpipe_common/syn/syn_options.hpp>
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -94,6 +96,27 @@ inline Figures figures_of(const syn::SynResult& r, const KnownWarp& k) {
   f.mean_inverse_endpoint_mm /= n;
   f.mean_consistency_mm /= n;
   return f;
+}
+
+// What a known-truth registration must show, each test with its own margins.
+struct Bounds {
+  double max_mean_endpoint_mm;   // of the forward field, and of the inverse against its truth
+  double max_identity_fraction;  // the forward's mean error below this fraction of the identity's
+  double min_jacobian;           // and no voxel with a negative determinant
+  // Forward then inverse at grid points: the inverse is sampled between its grid points, so
+  // this is zero only up to trilinear interpolation.
+  double max_mean_consistency_mm = 0.05;
+  double max_max_consistency_mm = 0.3;
+};
+
+inline void expect_within(const Figures& f, const Bounds& b, const std::string& what) {
+  EXPECT_LT(f.mean_endpoint_mm, b.max_mean_endpoint_mm) << what;
+  EXPECT_LT(f.mean_endpoint_mm, b.max_identity_fraction * f.initial_endpoint_mm) << what;
+  EXPECT_LT(f.mean_inverse_endpoint_mm, b.max_mean_endpoint_mm) << what;
+  EXPECT_GT(f.min_jacobian, b.min_jacobian) << what;
+  EXPECT_EQ(f.fraction_negative, 0.0) << what;
+  EXPECT_LT(f.mean_consistency_mm, b.max_mean_consistency_mm) << what;
+  EXPECT_LT(f.max_consistency_mm, b.max_max_consistency_mm) << what;
 }
 
 inline std::string describe(const Figures& f, const syn::SynResult& r) {

@@ -10,6 +10,8 @@
 #include "driver/elapsed.hpp"
 #include "plugin_host/did_you_mean.hpp"
 
+#include <regpipe_common/fields/abi_views.hpp>
+
 #include <cmath>
 
 namespace regpipe {
@@ -74,32 +76,17 @@ regpipe_common::FieldGeometry grid_of(const Image& image) {
   return g;
 }
 
-rp_field field_view(regpipe_common::DisplacementField& field) {
-  rp_field f{};
-  f.size = sizeof(f);
-  for (int a = 0; a < 3; ++a) f.dims[a] = uint32_t((&field.geometry.dims.nx)[a]);
-  for (int i = 0; i < 16; ++i) f.voxel_to_world[i] = field.geometry.voxel_to_world[i];
-  f.memory = RP_MEMORY_HOST;
-  f.vectors = field.vectors.data();
-  return f;
-}
-
 // The dense cost between the reference and the moving image seen through `chain` (trilinear),
 // as the syn stage's cost measures it: the figure before and after the stage.
 double dense_cost(CostInstance& cost, const RegistrationImages& images, const std::vector<ChainStep>& chain) {
   const Image warped = resample_at_positions(images.moving, images.reference,
                                              chain_sample_positions(chain, images.reference, images.moving),
                                              Interpolation::trilinear);
-  rp_dense_cost_request request{};
-  for (int a = 0; a < 3; ++a) request.dims[a] = images.reference.dims[a];
-  for (int i = 0; i < 16; ++i) request.voxel_to_world[i] = images.reference.voxel_to_world(i / 4, i % 4);
-  request.memory = RP_MEMORY_HOST;
-  request.fixed = images.reference.data.data();
-  request.moving = warped.data.data();
-  request.fixed_mask = images.reference_weight ? images.reference_weight->data.data() : nullptr;
   double value = std::numeric_limits<double>::quiet_NaN();
-  request.cost_out = &value;
-  cost.evaluate_dense(request);
+  cost.evaluate_dense(regpipe_common::dense_cost_request(
+      grid_of(images.reference),
+      {images.reference.data.data(), warped.data.data(),
+       images.reference_weight ? images.reference_weight->data.data() : nullptr, &value}));
   return value;
 }
 
@@ -180,7 +167,8 @@ RegistrationResult register_stages(const Pipeline& pipeline, const RegistrationI
       const regpipe_common::FieldGeometry grid = grid_of(images.reference);
       auto forward = std::make_shared<regpipe_common::DisplacementField>(regpipe_common::zero_field(grid));
       auto inverse = std::make_shared<regpipe_common::DisplacementField>(regpipe_common::zero_field(grid));
-      rp_field forward_out = field_view(*forward), inverse_out = field_view(*inverse);
+      rp_field forward_out = regpipe_common::field_view(*forward);
+      rp_field inverse_out = regpipe_common::field_view(*inverse);
       double matrix[16];
       for (int k = 0; k < 16; ++k) matrix[k] = start_matrix(k / 4, k % 4);
       const rp_image fixed = images.reference.view(), moving = images.moving.view();

@@ -9,6 +9,7 @@
 #include <regpipe_common_cuda/device_syn.hpp>
 #endif
 
+#include <regpipe_common/fields/abi_views.hpp>
 #include <regpipe_common/fields/resample_field.hpp>
 #include <regpipe_common/syn/syn_levels.hpp>
 #include <regpipe_common/syn/syn_registration.hpp>
@@ -133,19 +134,10 @@ void SynOptimizer::register_deformable(const rp_deformable_problem& p) {
   const rp_cost_dense_ext* const dense = p.dense;
   long evaluations = 0;
   options.metric_function = [cost, dense, &evaluations](const syn::SynMetricInput& in, std::span<float> gradient) {
-    rp_dense_cost_request r{};
-    r.size = sizeof(r);
-    r.dims[0] = uint32_t(in.grid.dims.nx);
-    r.dims[1] = uint32_t(in.grid.dims.ny);
-    r.dims[2] = uint32_t(in.grid.dims.nz);
-    std::copy(in.grid.voxel_to_world, in.grid.voxel_to_world + 16, r.voxel_to_world);
-    r.memory = RP_MEMORY_HOST;
-    r.fixed = in.fixed.data();
-    r.moving = in.moving.data();
-    r.fixed_mask = in.mask.empty() ? nullptr : in.mask.data();
     double value = 0.0;
-    r.cost_out = &value;
-    r.gradient_out = gradient.data();
+    const rp_dense_cost_request r = regpipe_common::dense_cost_request(
+        in.grid, {in.fixed.data(), in.moving.data(), in.mask.empty() ? nullptr : in.mask.data(), &value,
+                  gradient.data()});
     ++evaluations;
     const rp_status s = dense->evaluate_dense(cost, &r);
     if (s != RP_OK)
@@ -185,20 +177,9 @@ void SynOptimizer::register_deformable(const rp_deformable_problem& p) {
                                                             const regpipe_common::FieldGeometry& grid,
                                                             const float* fixed, const float* moving,
                                                             const float* mask, float* gradient, cudaStream_t) {
-      rp_dense_cost_request r{};
-      r.size = sizeof(r);
-      r.dims[0] = uint32_t(grid.dims.nx);
-      r.dims[1] = uint32_t(grid.dims.ny);
-      r.dims[2] = uint32_t(grid.dims.nz);
-      std::copy(grid.voxel_to_world, grid.voxel_to_world + 16, r.voxel_to_world);
-      r.memory = RP_MEMORY_DEVICE;
-      r.device = device;
-      r.fixed = fixed;
-      r.moving = moving;
-      r.fixed_mask = mask;
       double value = 0.0;
-      r.cost_out = &value;
-      r.gradient_out = gradient;
+      const rp_dense_cost_request r = regpipe_common::dense_cost_request(
+          grid, {fixed, moving, mask, &value, gradient}, RP_MEMORY_DEVICE, device);
       ++evaluations;
       const rp_status s = dense->evaluate_dense(cost, &r);
       if (s == RP_UNSUPPORTED)
