@@ -3,7 +3,7 @@
 # the machine: nvcc on PATH builds the CUDA plugins, its absence skips them).
 set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libboost-dev libboost-filesystem-dev libeigen3-dev
-          libyaml-cpp-dev libinsighttoolkit5-dev libgtest-dev libcli11-dev nlohmann-json3-dev)
+          libyaml-cpp-dev libinsighttoolkit5-dev libdeflate-dev libgtest-dev libcli11-dev nlohmann-json3-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

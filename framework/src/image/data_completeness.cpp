@@ -1,9 +1,8 @@
 #include "image/data_completeness.hpp"
 
+#include "image/decompressed_file.hpp"
 #include "image/file_names.hpp"
 #include "image/raw_nifti_header.hpp"
-
-#include <zlib.h>
 
 #include <algorithm>
 #include <cctype>
@@ -32,47 +31,20 @@ std::string file_name_for_message(const fs::path& data_file, const fs::path& nam
 
 // ---- gzip ------------------------------------------------------------------------------
 
-class GzReader {
- public:
-  explicit GzReader(const fs::path& path) : file_(gzopen(path.c_str(), "rb")) {}
-  ~GzReader() {
-    if (file_ != nullptr) gzclose(file_);
-  }
-  GzReader(const GzReader&) = delete;
-  GzReader& operator=(const GzReader&) = delete;
-  bool ok() const { return file_ != nullptr; }
-  // Bytes read, or -1 on a zlib error (a cut or corrupt stream).
-  int read(void* buffer, unsigned size) { return gzread(file_, buffer, size); }
-  // zlib's message without the path it puts in front.
-  std::string error(const fs::path& path) {
-    int code = 0;
-    const char* text = gzerror(file_, &code);
-    std::string message = text != nullptr ? text : "unknown zlib error";
-    const std::string prefix = path.string() + ": ";
-    if (message.compare(0, prefix.size(), prefix) == 0) message.erase(0, prefix.size());
-    return message;
-  }
+// What the contents lack: zlib found the stream corrupt (gzip's CRC catches damage that a size
+// check misses; ITK would read a corrupt stream as garbage without an error), or they are short.
+std::optional<std::string> contents_problem(const DecompressedFile& contents, uint64_t promised,
+                                            const std::string& holds) {
+  if (contents.damage) return "corrupt or truncated compressed data (zlib: " + *contents.damage + ")";
+  if (contents.size < promised) return truncated(holds, contents.size, promised);
+  return std::nullopt;
+}
 
- private:
-  gzFile file_;
-};
-
-// Decompresses the whole stream: zlib then also verifies gzip's CRC, which catches damage
-// that a size check misses (ITK would read a corrupt stream as garbage without an error).
 std::optional<std::string> check_gzip_size(const fs::path& path, uint64_t promised,
                                            const std::string& name) {
-  GzReader gz(path);
-  if (!gz.ok()) return std::nullopt;  // ITK reports unreadable files itself
-  std::vector<char> buffer(1 << 20);
-  uint64_t total = 0;
-  for (;;) {
-    const int n = gz.read(buffer.data(), unsigned(buffer.size()));
-    if (n < 0) return "corrupt or truncated compressed data (zlib: " + gz.error(path) + ")";
-    if (n == 0) break;
-    total += uint64_t(n);
-  }
-  if (total < promised) return truncated(name + " decompresses to", total, promised);
-  return std::nullopt;
+  const auto contents = read_decompressed(path, promised);
+  if (!contents) return std::nullopt;  // ITK reports unreadable files itself
+  return contents_problem(*contents, promised, name + " decompresses to");
 }
 
 std::optional<std::string> check_size(const fs::path& data_file, uint64_t promised,
@@ -89,24 +61,31 @@ std::optional<std::string> check_size(const fs::path& data_file, uint64_t promis
 
 // ---- NIfTI-1 and Analyze 7.5 -----------------------------------------------------------
 
-// `named` is the file the user gave; the header and voxels are in the same file (.nii) or
-// in a .hdr/.img pair.
-std::optional<std::string> check_nifti(const fs::path& named, const fs::path& header_file,
-                                       const fs::path& data_file) {
-  const bool pair = header_file != data_file;
-  const auto header = RawNiftiHeader::read(header_file);
-  if (!header || header->sizeof_hdr() != 348) return std::nullopt;  // not NIfTI-1: ITK decides
-  const int rank = header->dim(0);
-  const int bits = header->field<int16_t>(nifti_offset::bitpix);
+// The bytes a NIfTI-1 or Analyze header promises its data file holds (`pair`: the voxels are
+// in a separate .img); nothing for a header that is not one.
+std::optional<uint64_t> promised_bytes(const RawNiftiHeader& header, bool pair) {
+  if (header.sizeof_hdr() != 348) return std::nullopt;  // not NIfTI-1: ITK decides
+  const int rank = header.dim(0);
+  const int bits = header.field<int16_t>(nifti_offset::bitpix);
   if (rank < 1 || rank > 7 || bits <= 0) return std::nullopt;
   uint64_t voxels = 1;
-  for (int d = 1; d <= rank; ++d) voxels *= uint64_t(std::max(1, header->dim(d)));
-  const float vox_offset = header->field<float>(nifti_offset::vox_offset);
+  for (int d = 1; d <= rank; ++d) voxels *= uint64_t(std::max(1, header.dim(d)));
+  const float vox_offset = header.field<float>(nifti_offset::vox_offset);
   // A gzipped file's vox_offset can be any float (only an uncompressed size bounds it before
   // this): capped where no file reaches, so that the conversion stays defined.
   uint64_t offset = vox_offset > 0.0f ? uint64_t(std::min(double(vox_offset), 0x1p62)) : 0;
   if (!pair) offset = std::max<uint64_t>(offset, 352);  // header + extension flag
-  return check_size(data_file, offset + voxels * uint64_t(bits) / 8, named);
+  return offset + voxels * uint64_t(bits) / 8;
+}
+
+// `named` is the file the user gave; the header and voxels are in the same file (.nii) or
+// in a .hdr/.img pair.
+std::optional<std::string> check_nifti(const fs::path& named, const fs::path& header_file,
+                                       const fs::path& data_file) {
+  const auto header = RawNiftiHeader::read(header_file);
+  const auto promised = header ? promised_bytes(*header, header_file != data_file) : std::nullopt;
+  if (!promised) return std::nullopt;
+  return check_size(data_file, *promised, named);
 }
 
 // ---- MetaImage ---------------------------------------------------------------------------
@@ -172,6 +151,14 @@ std::optional<std::string> incomplete_data_reason(const fs::path& path) {
     return std::nullopt;  // an unparsable header: ITK gives the precise reason
   }
   return std::nullopt;
+}
+
+std::optional<std::string> incomplete_data_reason(const fs::path& path, const DecompressedFile& contents) {
+  const auto header = RawNiftiHeader::parse(contents.bytes.get(), contents.kept);
+  const auto promised = header ? promised_bytes(*header, false) : std::nullopt;
+  if (!promised) return std::nullopt;
+  const bool gz_name = ends_with_any(path.string(), {".gz"});
+  return contents_problem(contents, *promised, gz_name ? "the file decompresses to" : "the file holds");
 }
 
 }  // namespace regpipe::image_detail

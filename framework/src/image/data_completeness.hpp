@@ -14,4 +14,10 @@ namespace regpipe::image_detail {
 // complete or the format is not one checked here (ITK then reports what it finds).
 std::optional<std::string> incomplete_data_reason(const std::filesystem::path& path);
 
+struct DecompressedFile;
+// The same for a single-file NIfTI (`path`, .nii or .nii.gz) whose contents are already read
+// (read_decompressed): the same messages, without reading the file again.
+std::optional<std::string> incomplete_data_reason(const std::filesystem::path& path,
+                                                  const DecompressedFile& contents);
+
 }  // namespace regpipe::image_detail

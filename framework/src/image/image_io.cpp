@@ -8,12 +8,16 @@
 #include <regpipe/host/input_file.hpp>
 
 #include "image/data_completeness.hpp"
+#include "image/decompressed_file.hpp"
 #include "image/file_names.hpp"
 #include "image/file_grid_checks.hpp"
+#include "image/gzip_after_writing.hpp"
 #include "image/itk_file_grid.hpp"
 #include "image/metaimage_header_checks.hpp"
 #include "image/nifti_header.hpp"
 #include "image/nifti_header_checks.hpp"
+#include "image/nifti_voxels.hpp"
+#include "image/raw_nifti_header.hpp"
 #include "io/itk_message.hpp"
 #include "image/stored_values.hpp"
 
@@ -252,7 +256,8 @@ VoxelType file_type_of(const itk::ImageIOBase& io) {
   }
 }
 
-Image to_image(const Volume& volume, const fs::path& path) {
+// The image's grid (no voxels) as ITK places it.
+Image grid_of(const Volume& volume, const fs::path& path) {
   Image image;
   const auto size = volume.GetLargestPossibleRegion().GetSize();
   for (unsigned d = 0; d < 3; ++d) {
@@ -269,6 +274,11 @@ Image to_image(const Volume& volume, const fs::path& path) {
   if (!(std::abs(image.voxel_to_world.topLeftCorner<3, 3>().determinant()) > 0.0))
     throw read_error(path,
                      "its voxel-to-world matrix is singular (a voxel size or direction is 0)");
+  return image;
+}
+
+Image to_image(const Volume& volume, const fs::path& path) {
+  Image image = grid_of(volume, path);
   const float* buffer = volume.GetBufferPointer();
   image.data.assign(buffer, buffer + image.voxel_count());
   return image;
@@ -390,8 +400,35 @@ OpenedImage open_checked(const fs::path& path, const ReadOptions& options) {
 
 void check_image_header(const fs::path& path, const ReadOptions& options) { open_checked(path, options); }
 
+// A 3D single-file NIfTI decompressed once (libdeflate), checked for completeness and decoded
+// from memory, where ITK would decompress it a second time: ITK reads the header and places
+// the grid as before. Nothing where the file is not one decode_nifti_voxels takes.
+std::optional<Image> read_nifti_in_one_pass(const OpenedImage& opened, const fs::path& path) {
+  const itk::ImageIOBase::Pointer& io = opened.io;
+  if (!dynamic_cast<itk::NiftiImageIO*>(io.GetPointer()) || !image_detail::is_single_nifti_name(path) ||
+      io->GetNumberOfDimensions() != 3)
+    return std::nullopt;
+  const auto contents = image_detail::read_decompressed(path, io->GetImageSizeInBytes() + 352);
+  if (!contents) return std::nullopt;  // unreadable: ITK names the problem
+  if (const auto reason = image_detail::incomplete_data_reason(path, *contents)) throw read_error(path, *reason);
+  return reading_with_itk(path, [&]() -> std::optional<Image> {
+    auto reader = itk::ImageFileReader<Volume>::New();
+    reader->SetImageIO(io);
+    reader->SetFileName(path.string());
+    update_output_information(*reader);
+    Image image = grid_of(*reader->GetOutput(), path);
+    auto voxels = image_detail::decode_nifti_voxels(*contents, image.voxel_count());
+    if (!voxels) return std::nullopt;
+    image.data = std::move(*voxels);
+    image.file_type = file_type_of(*io);
+    image_detail::apply_nifti_header(image, path);
+    return image;
+  });
+}
+
 Image read_image(const fs::path& path, const ReadOptions& options) {
   const OpenedImage opened = open_checked(path, options);
+  if (auto image = read_nifti_in_one_pass(opened, path)) return std::move(*image);
   if (const auto reason = image_detail::incomplete_data_reason(path))
     throw read_error(path, *reason);
 
@@ -409,7 +446,7 @@ Image read_image(const fs::path& path, const ReadOptions& options) {
 
 namespace {
 
-// ITK's and niftilib's NIfTI writers report a failed open or a short write only on stderr.
+// ITK's NIfTI writer reports a failed open or a short write only on stderr.
 void require_complete(const fs::path& tmp, const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(tmp, ec))
@@ -425,27 +462,27 @@ void write_as(const Image& image, const fs::path& path, const std::vector<std::s
   using Out = itk::Image<T, 3>;
   const typename Out::Pointer volume = to_itk<T>(image, path);
   write_atomically(path, companions, [&](const fs::path& tmp) {
-    itk::ImageIOBase::Pointer io = create_image_io(tmp, itk::IOFileModeEnum::WriteMode);
-    if (!io) throw UserError("cannot write '" + path.string() + "': no ITK writer for it");
-    auto writer = itk::ImageFileWriter<Out>::New();
-    writer->SetImageIO(io);
-    writer->SetFileName(tmp.string());
-    writer->SetInput(volume);
-    try {
-      writer->Update();
-    } catch (const itk::ExceptionObject& e) {
-      throw UserError("cannot write '" + path.string() + "': " + reason_of(e));
-    }
-    require_complete(tmp, path);
+    image_detail::write_gzipped_after(tmp, path, [&](const fs::path& target) {
+      itk::ImageIOBase::Pointer io = create_image_io(target, itk::IOFileModeEnum::WriteMode);
+      if (!io) throw UserError("cannot write '" + path.string() + "': no ITK writer for it");
+      auto writer = itk::ImageFileWriter<Out>::New();
+      writer->SetImageIO(io);
+      writer->SetFileName(target.string());
+      writer->SetInput(volume);
+      try {
+        writer->Update();
+      } catch (const itk::ExceptionObject& e) {
+        throw UserError("cannot write '" + path.string() + "': " + reason_of(e));
+      }
+      require_complete(target, path);
+    });
   });
 }
 
-// A NIfTI file with the image's header carried over (niftilib writes it; ITK cannot).
+// A NIfTI file with the image's header carried over (niftilib's header; ITK cannot). Its
+// writer checks every write itself.
 void write_nifti(const Image& image, const fs::path& path, VoxelType type) {
-  write_atomically(path, {}, [&](const fs::path& tmp) {
-    image_detail::write_nifti(image, tmp, type);
-    require_complete(tmp, path);
-  });
+  write_atomically(path, {}, [&](const fs::path& tmp) { image_detail::write_nifti(image, tmp, path, type); });
 }
 
 }  // namespace
@@ -519,8 +556,7 @@ void write_image_volumes(const ImageVolumes& series, const fs::path& path, Voxel
     volumes.push_back(&volume.data);
   }
   write_atomically(path, {}, [&](const fs::path& tmp) {
-    image_detail::write_nifti(grid, volumes, series.volume_step, tmp, type);
-    require_complete(tmp, path);
+    image_detail::write_nifti(grid, volumes, series.volume_step, tmp, path, type);
   });
 }
 

@@ -36,16 +36,20 @@ double corner_distance_mm(const Eigen::Matrix4d& a, const Eigen::Matrix4d& b,
 // both from one matrix): 1 um over the image.
 constexpr double kSameGridMm = 1e-3;
 
-// Writes `image` as a single-file NIfTI-1 (.nii, or gzipped .nii.gz) at `path` with its
-// `nifti` header's codes, description, units and display range. On the header's own grid
-// its qform and sform are written as they were read; on another grid they are made from
-// voxel_to_world (the qform also from a sform-only header, so both say where the voxels are).
-// Throws UserError for a sheared grid that no form of the header can store.
-void write_nifti(const Image& image, const std::filesystem::path& path, VoxelType type);
+// Writes `image` as a single-file NIfTI-1 to `file` (gzipped on several threads when its name
+// ends .gz; a temporary that becomes `path`, which messages name) with its `nifti` header's
+// codes, description, units and display range: the bytes niftilib's nifti_image_write would
+// write. On the header's own grid its qform and sform are written as they were read; on
+// another grid they are made from voxel_to_world (the qform also from a sform-only header, so
+// both say where the voxels are). Throws UserError for a sheared grid that no form of the
+// header can store, or a file that cannot be written whole.
+void write_nifti(const Image& image, const std::filesystem::path& file, const std::filesystem::path& path,
+                 VoxelType type);
 // The same for a series of volumes on `image`'s grid (and with its header, or without one
 // both forms from the grid with codes 1): a 4D file whose 4th voxel size is volume_step when
 // there are several.
 void write_nifti(const Image& image, const std::vector<const std::vector<float>*>& volumes,
-                 double volume_step, const std::filesystem::path& path, VoxelType type);
+                 double volume_step, const std::filesystem::path& file, const std::filesystem::path& path,
+                 VoxelType type);
 
 }  // namespace regpipe::image_detail

@@ -12,18 +12,20 @@
 namespace fs = std::filesystem;
 
 namespace regpipe::image_detail {
-namespace {
-
-
-}  // namespace
 
 std::optional<RawNiftiHeader> RawNiftiHeader::read(const fs::path& header_file) {
-  RawNiftiHeader header;
+  std::array<unsigned char, 348> bytes;
   gzFile file = gzopen(header_file.c_str(), "rb");  // zlib reads plain files as they are
   if (file == nullptr) return std::nullopt;
-  const int got = gzread(file, header.bytes_.data(), unsigned(header.bytes_.size()));
+  const int got = gzread(file, bytes.data(), unsigned(bytes.size()));
   gzclose(file);
-  if (got != int(header.bytes_.size())) return std::nullopt;
+  return parse(bytes.data(), got < 0 ? 0 : size_t(got));
+}
+
+std::optional<RawNiftiHeader> RawNiftiHeader::parse(const unsigned char* bytes, size_t size) {
+  RawNiftiHeader header;
+  if (size < header.bytes_.size()) return std::nullopt;
+  std::memcpy(header.bytes_.data(), bytes, header.bytes_.size());
   for (const bool swap : {false, true}) {
     header.swap_ = swap;
     if (header.sizeof_hdr() == 348) return header;

@@ -25,6 +25,8 @@ class RawNiftiHeader {
   // byte order is the one in which sizeof_hdr reads 348, or failing that (a damaged header)
   // the one in which dim[0] reads 1..7, as niftilib decides it.
   static std::optional<RawNiftiHeader> read(const std::filesystem::path& header_file);
+  // The same from a file's first `size` bytes, already in memory (and decompressed).
+  static std::optional<RawNiftiHeader> parse(const unsigned char* bytes, size_t size);
 
   // 348 in a NIfTI-1 or Analyze 7.5 header.
   int32_t sizeof_hdr() const { return field<int32_t>(0); }

@@ -10,6 +10,7 @@
 
 #include "image/data_completeness.hpp"
 #include "image/file_grid_checks.hpp"
+#include "image/gzip_after_writing.hpp"
 #include "image/itk_file_grid.hpp"
 #include "image/nifti_header.hpp"
 #include "image/nifti_header_checks.hpp"
@@ -267,26 +268,28 @@ void write_displacement_field(const DisplacementField& field, const fs::path& pa
 
   prepare_image_io();
   write_atomically(path, [&](const fs::path& tmp) {
-    itk::NiftiImageIO::Pointer io;
-    {
-      std::lock_guard<std::mutex> lock(image_detail::header_mutex());
-      io = itk::NiftiImageIO::New();
-    }
-    auto writer = itk::ImageFileWriter<FieldImage>::New();
-    writer->SetImageIO(io);
-    writer->SetFileName(tmp.string());
-    writer->SetInput(image);
-    try {
-      writer->Update();
-    } catch (const itk::ExceptionObject& e) {
-      throw write_error(path, reason_of(e));
-    }
-    // ITK's NIfTI writer reports a failed open or a short write only on stderr.
-    std::error_code ec;
-    if (!fs::exists(tmp, ec))
-      throw write_error(path, "the writer could not create " + tmp.filename().string() + " in that folder");
-    if (const auto reason = image_detail::incomplete_data_reason(tmp))
-      throw write_error(path, "the written file is incomplete (" + *reason + "); is the disk full?");
+    image_detail::write_gzipped_after(tmp, path, [&](const fs::path& target) {
+      itk::NiftiImageIO::Pointer io;
+      {
+        std::lock_guard<std::mutex> lock(image_detail::header_mutex());
+        io = itk::NiftiImageIO::New();
+      }
+      auto writer = itk::ImageFileWriter<FieldImage>::New();
+      writer->SetImageIO(io);
+      writer->SetFileName(target.string());
+      writer->SetInput(image);
+      try {
+        writer->Update();
+      } catch (const itk::ExceptionObject& e) {
+        throw write_error(path, reason_of(e));
+      }
+      // ITK's NIfTI writer reports a failed open or a short write only on stderr.
+      std::error_code ec;
+      if (!fs::exists(target, ec))
+        throw write_error(path, "the writer could not create " + target.filename().string() + " in that folder");
+      if (const auto reason = image_detail::incomplete_data_reason(target))
+        throw write_error(path, "the written file is incomplete (" + *reason + "); is the disk full?");
+    });
   });
 }
 
