@@ -96,7 +96,8 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
       {"registration.stages.bins_per_level", "bool", "false", "An affine stage's registration.bins_per_level."},
       {"registration.stages.cost.plugin", "plugin id or list of ids", "[cuda.cr, cpu.cr] or cpu.lcc",
        "The stage's cost: an affine stage's default as registration.cost; a syn stage's must offer "
-       "the dense extension (RP_EXT_DENSE_COST: cpu.lcc, cpu.ls), cpu.lcc by default."},
+       "the dense extension (RP_EXT_DENSE_COST: cpu.lcc, cpu.ls, cpu.mattes and their GPU twins cuda.lcc, "
+       "cuda.ls, cuda.mattes), cpu.lcc by default."},
       {"registration.stages.cost.params", "map", "{}", "Parameters of the stage's cost."},
       {"registration.stages.optimizer.plugin", "plugin id or list of ids", "optim.powell or optim.syn",
        "The stage's optimizer: an affine optimizer for an affine stage, one offering the deformable "

@@ -10,16 +10,10 @@
 
 namespace regpipe::cost_cpu {
 
-struct LocalCcMetric {
+struct LocalCcMetric
+    : MetricWithOptions<regpipe_common::dense_metrics::LocalCcOptions, &regpipe_common::dense_metrics::local_cc> {
   static constexpr ParamList kParams = param_list(kLocalCcParams);
-
   explicit LocalCcMetric(const rp::Params& params);
-  double operator()(const regpipe_common::dense_metrics::DenseCostInput& in, std::span<double> gradient,
-                    regpipe_common::Execution execution) const {
-    return regpipe_common::dense_metrics::local_cc(in, options, gradient, execution);
-  }
-
-  regpipe_common::dense_metrics::LocalCcOptions options;
 };
 
 using LocalCcCost = WarpedDenseCost<LocalCcMetric>;

@@ -11,16 +11,10 @@
 
 namespace regpipe::cost_cpu {
 
-struct MattesMetric {
+struct MattesMetric
+    : MetricWithOptions<regpipe_common::dense_metrics::MattesOptions, &regpipe_common::dense_metrics::mattes_mutual_information> {
   static constexpr ParamList kParams = param_list(kMattesParams);
-
   explicit MattesMetric(const rp::Params& params);
-  double operator()(const regpipe_common::dense_metrics::DenseCostInput& in, std::span<double> gradient,
-                    regpipe_common::Execution execution) const {
-    return regpipe_common::dense_metrics::mattes_mutual_information(in, options, gradient, execution);
-  }
-
-  regpipe_common::dense_metrics::MattesOptions options;
 };
 
 using MattesCost = WarpedDenseCost<MattesMetric>;

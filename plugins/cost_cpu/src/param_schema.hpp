@@ -3,6 +3,7 @@
 #pragma once
 
 #include <regpipe/abi.h>
+#include <regpipe_common/param_list.hpp>
 
 #include <cstddef>
 
@@ -62,15 +63,7 @@ inline constexpr rp_param_desc kMattesParams[] = {
           "equal-width over the image's [min, max] among the counted voxels"),
     kThreadsParam};
 
-// A component's schema as (pointer, count), for the descriptor and for settings.
-struct ParamList {
-  const rp_param_desc* params;
-  std::size_t count;
-};
-
-template <std::size_t N>
-constexpr ParamList param_list(const rp_param_desc (&params)[N]) {
-  return {params, N};
-}
+using regpipe_common::param_list;
+using regpipe_common::ParamList;
 
 }  // namespace regpipe::cost_cpu

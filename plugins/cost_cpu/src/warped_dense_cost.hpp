@@ -41,6 +41,18 @@ regpipe_common::dense_metrics::DenseCostInput dense_input(const regpipe_common::
 // Throws RP_CANCELLED when the host asks to stop.
 void throw_if_cancelled(const rp_host* host);
 
+// A Metric from one of regpipe_common's dense metrics and its options:
+// Fn(input, options, gradient, execution).
+template <class Options, double (*Fn)(const regpipe_common::dense_metrics::DenseCostInput&, const Options&,
+                                      std::span<double>, regpipe_common::Execution)>
+struct MetricWithOptions {
+  double operator()(const regpipe_common::dense_metrics::DenseCostInput& in, std::span<double> gradient,
+                    regpipe_common::Execution execution) const {
+    return Fn(in, options, gradient, execution);
+  }
+  Options options;
+};
+
 template <class Metric>
 class WarpedDenseCost {
  public:

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <regpipe_common/dense_metrics/dense_image.hpp>
+#include <regpipe_common/dense_metrics/mattes_parzen.hpp>
 #include <regpipe_common/measure_math.hpp>
 
 #include <cmath>
@@ -30,34 +31,6 @@ namespace regpipe_common::dense_metrics {
 
 struct MattesOptions {
   int bins = 32;
-};
-
-inline constexpr int kMattesPaddingBins = 2;
-inline constexpr int kMinMattesBins = 5;  // at least one bin between the paddings
-
-inline double cubic_bspline(double u) {
-  const double a = std::fabs(u);
-  if (a < 1.0) return (4.0 - 6.0 * a * a + 3.0 * a * a * a) / 6.0;
-  if (a < 2.0) return (2.0 - a) * (2.0 - a) * (2.0 - a) / 6.0;
-  return 0.0;
-}
-
-inline double cubic_bspline_derivative(double u) {
-  const double a = std::fabs(u);
-  if (a < 1.0) return -2.0 * u + 1.5 * u * a;
-  if (a < 2.0) return (u < 0.0 ? 0.5 : -0.5) * (2.0 - a) * (2.0 - a);
-  return 0.0;
-}
-
-// The map of one image's intensities onto continuous bin positions t.
-struct MattesBinning {
-  double min = 0.0, width = 1.0;
-  int bins = 32;
-  double position(double v) const { return (v - min) / width + kMattesPaddingBins; }
-  int clamped_bin(double t) const {
-    const double last = bins - kMattesPaddingBins - 1;
-    return int(std::floor(std::clamp(t, double(kMattesPaddingBins), last)));
-  }
 };
 
 inline MattesBinning mattes_binning(const DenseCostInput& in, std::span<const float> image, int bins,
@@ -72,12 +45,8 @@ inline MattesBinning mattes_binning(const DenseCostInput& in, std::span<const fl
       hi[s] = std::max(hi[s], double(image[i]));
     }
   });
-  MattesBinning b;
-  b.bins = bins;
-  b.min = *std::min_element(lo.begin(), lo.end());
-  const double range = *std::max_element(hi.begin(), hi.end()) - b.min;
-  b.width = range > 0.0 ? range / (bins - 2 * kMattesPaddingBins) : 1.0;
-  return b;
+  return mattes_binning_of_range(*std::min_element(lo.begin(), lo.end()), *std::max_element(hi.begin(), hi.end()),
+                                 bins);
 }
 
 // Returns -MI; fills gradient_out (3 per voxel) unless it is empty.
@@ -102,51 +71,29 @@ inline double mattes_mutual_information(const DenseCostInput& in, const MattesOp
       if (!(w > 0.0)) continue;
       double* row = h.data() + std::size_t(fixed_bins.clamped_bin(fixed_bins.position(in.fixed[i]))) * bins;
       const double t = moving_bins.position(in.moving[i]);
-      const int first = moving_bins.clamped_bin(t) - 1;
-      for (int k = first; k < first + 4; ++k) row[k] += w * cubic_bspline(k - t);
+      const int first = moving_bins.first_parzen_bin(t);
+      for (int k = first; k < first + kMattesParzenTaps; ++k) row[k] += w * cubic_bspline(k - t);
     }
   });
   std::vector<double> joint(bins * bins, 0.0);
   for (const std::vector<double>& h : partial)
     for (std::size_t j = 0; j < h.size(); ++j) joint[j] += h[j];
+  std::vector<double> fixed_marginal(bins), moving_marginal(bins), log_ratio(bins * bins);
   double total = 0.0;
-  for (double h : joint) total += h;
-  if (!(total > 0.0)) return kWorstMutualInformationCost;
-
-  std::vector<double> fixed_marginal(bins, 0.0), moving_marginal(bins, 0.0);
-  for (std::size_t r = 0; r < bins; ++r) {
-    for (std::size_t c = 0; c < bins; ++c) {
-      joint[r * bins + c] /= total;
-      fixed_marginal[r] += joint[r * bins + c];
-      moving_marginal[c] += joint[r * bins + c];
-    }
-  }
-  double mi = 0.0;
-  std::vector<double> log_ratio(bins * bins, 0.0);  // log(p / p_M), the derivative's weights
-  for (std::size_t r = 0; r < bins; ++r) {
-    for (std::size_t c = 0; c < bins; ++c) {
-      const double p = joint[r * bins + c];
-      if (!(p > 0.0)) continue;
-      mi += p * std::log(p / (fixed_marginal[r] * moving_marginal[c]));
-      log_ratio[r * bins + c] = std::log(p / moving_marginal[c]);
-    }
-  }
-  if (gradient_out.empty()) return -mi;
+  const double cost = mattes_cost_from_joint(joint.data(), options.bins, fixed_marginal.data(), moving_marginal.data(),
+                                             log_ratio.data(), &total);
+  if (gradient_out.empty() || !(total > 0.0)) return cost;
 
   for_each_slab(n, execution, [&](std::size_t begin, std::size_t end, std::size_t) {
     for (std::size_t i = begin; i < end; ++i) {
       const double w = weight_at(in, i);
       if (!(w > 0.0)) continue;
       const double* row = log_ratio.data() + std::size_t(fixed_bins.clamped_bin(fixed_bins.position(in.fixed[i]))) * bins;
-      const double t = moving_bins.position(in.moving[i]);
-      const int first = moving_bins.clamped_bin(t) - 1;
-      double sum = 0.0;
-      for (int k = first; k < first + 4; ++k) sum += cubic_bspline_derivative(k - t) * row[k];
-      const double d_cost_d_m = w / (total * moving_bins.width) * sum;
+      const double d_cost_d_m = mattes_d_cost_d_moving(row, moving_bins, moving_bins.position(in.moving[i]), w, total);
       for (int a = 0; a < 3; ++a) gradient_out[3 * i + a] = d_cost_d_m * in.moving_gradient[3 * i + a];
     }
   });
-  return -mi;
+  return cost;
 }
 
 }  // namespace regpipe_common::dense_metrics

@@ -17,19 +17,17 @@
 //     B, C to float surfaces and copy them back to ANTs; here the six sums stay in double
 //     global memory and the same correlation kernel as ours follows (1e-9 agreement with
 //     cpu.lcc needs double).
+#include "dense_voxels.cuh"
 #include "lcc_kernels.hpp"
 #include "reduce.cuh"
 
-#include <regpipe_common/central_difference.hpp>
 #include <regpipe_common_cuda/cuda_check.hpp>
 
 #include <algorithm>
 #include <string>
 
-namespace regpipe::cost_lcc_cuda {
+namespace regpipe::cost_dense_cuda {
 namespace {
-
-using regpipe_common::difference_neighbours;
 
 // The global sums in workspace.stats.
 enum { kStatW, kStatF, kStatM, kStatVarF, kStatVarM, kStatRho, kStatCount };
@@ -39,29 +37,6 @@ constexpr int kExactTerms = 4;
 constexpr int kColumnSegment = 64;  // voxels per thread in the y and z passes
 // Same as regpipe_common::dense_metrics::kFlatWindowVarianceFraction (local_cc.hpp, C++20).
 constexpr double kFlatWindowVarianceFraction = 1e-10;
-
-struct Dims {
-  int nx, ny, nz;
-  std::size_t n;
-};
-
-// What the per-voxel kernels read of one problem.
-struct VoxelArgs {
-  Dims d;
-  double spacing_mm[3];
-  double to_world[9];
-  const float* fixed;
-  const float* moving;
-  const float* weight;
-  bool weight_is_mask;
-  float* gradient_out;
-};
-
-__device__ __forceinline__ double weight_of(const float* w, bool is_mask, std::size_t i) {
-  if (w == nullptr) return 1.0;
-  const float v = w[i];
-  return is_mask ? (v > 0.f ? 1.0 : 0.0) : double(v);
-}
 
 struct Moments {
   double total_weight, fixed_mean, moving_mean, fixed_variance, moving_variance;
@@ -256,30 +231,6 @@ __global__ void luo_window_kernel(cudaTextureObject_t fixed, cudaTextureObject_t
   for (int k = 0; k < kSums; ++k) sums[k * d.n + i] = acc[k];
 }
 
-// d cost / d u at voxel i along the grid axes, from d cost / d m(i), into LPS world (float).
-__device__ __forceinline__ void write_world_gradient(const VoxelArgs& a, std::size_t i, double d_cost_d_m) {
-  const std::size_t nx = std::size_t(a.d.nx), plane = nx * std::size_t(a.d.ny);
-  const long at[3] = {long(i % nx), long(i % plane / nx), long(i / plane)};
-  const long size[3] = {a.d.nx, a.d.ny, a.d.nz};
-  const std::size_t stride[3] = {1, nx, plane};
-  double g[3];
-  for (int axis = 0; axis < 3; ++axis) {
-    // The moving image's central difference, as image_gradient.hpp computes it (in float).
-    const regpipe_common::DifferenceNeighbours nb = difference_neighbours(at[axis], size[axis]);
-    const double rise = double(a.moving[i + (nb.hi - at[axis]) * stride[axis]]) -
-                        double(a.moving[i - (at[axis] - nb.lo) * stride[axis]]);
-    const float grad_m = nb.hi > nb.lo ? float(rise / (double(nb.hi - nb.lo) * a.spacing_mm[axis])) : 0.0f;
-    g[axis] = d_cost_d_m * grad_m;
-  }
-  for (int r = 0; r < 3; ++r)
-    a.gradient_out[3 * i + r] =
-        float(a.to_world[3 * r + 0] * g[0] + a.to_world[3 * r + 1] * g[1] + a.to_world[3 * r + 2] * g[2]);
-}
-
-__device__ __forceinline__ void write_zero_gradient(const VoxelArgs& a, std::size_t i) {
-  a.gradient_out[3 * i] = a.gradient_out[3 * i + 1] = a.gradient_out[3 * i + 2] = 0.f;
-}
-
 // Per voxel: rho2 into the cost's partial sums; ANTs' gradient, or the exact gradient's four
 // terms into `terms` (4 arrays), which the exact gradient then window-sums.
 __global__ void correlate_kernel(VoxelArgs a, const double* stats, const double* sums, double* terms,
@@ -349,12 +300,6 @@ __global__ void exact_gradient_kernel(VoxelArgs a, const double* stats, const do
 __global__ void finish_cost_kernel(const double* stats, double* cost_out) {
   const double total = stats[kStatW];
   *cost_out = total > 0.0 ? -stats[kStatRho] / total : 0.0;
-}
-
-__global__ void first_non_finite_kernel(const float* data, std::size_t n, unsigned long long* first) {
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x)
-    if (!isfinite(data[i])) atomicMin(first, static_cast<unsigned long long>(i));
 }
 
 // Window sums of `count` arrays in `a` (x in place), through `b` for y, back to `a` for z.
@@ -436,7 +381,7 @@ std::size_t x_pass_shared_bytes(int nx, bool products) {
   return std::size_t(nx) * sizeof(double) * (products ? 4 : 1);
 }
 
-std::size_t workspace_bytes(std::size_t voxels, WindowScheme scheme, bool weighted) {
+std::size_t lcc_workspace_bytes(std::size_t voxels, WindowScheme scheme, bool weighted) {
   const std::size_t sums = std::size_t(kSums) * voxels * sizeof(double);
   if (scheme == WindowScheme::separable) return 2 * sums;
   return sums + (weighted ? 3 : 2) * voxels * sizeof(float);
@@ -445,7 +390,7 @@ std::size_t workspace_bytes(std::size_t voxels, WindowScheme scheme, bool weight
 void run_local_cc(const LccProblem& p, LccWorkspace& ws, int sm_count, std::size_t shared_optin, cudaStream_t stream,
                   double* cost_out) {
   (void)sm_count;
-  const Dims d{p.nx, p.ny, p.nz, std::size_t(p.nx) * std::size_t(p.ny) * std::size_t(p.nz)};
+  const Dims d = dims_of(p);
   const int threads = p.threads_per_block;
   const bool separable = p.scheme == WindowScheme::separable;
   const bool want_gradient = p.gradient_out != nullptr;
@@ -509,9 +454,7 @@ void run_local_cc(const LccProblem& p, LccWorkspace& ws, int sm_count, std::size
   }
 
   // The correlation, the cost and the gradient.
-  VoxelArgs args{d, {p.spacing_mm[0], p.spacing_mm[1], p.spacing_mm[2]}, {}, p.fixed, p.moving, p.weight,
-                 p.weight_is_mask, p.gradient_out};
-  for (int k = 0; k < 9; ++k) args.to_world[k] = p.to_world[k];
+  const VoxelArgs args = voxel_args(p);
   double* terms = exact ? b : nullptr;
   correlate_kernel<<<blocks, threads, 0, stream>>>(args, ws.stats.get(), a, terms, ws.partials.get());
   RP_CUDA_CHECK_LAUNCH("correlate_kernel");
@@ -527,16 +470,4 @@ void run_local_cc(const LccProblem& p, LccWorkspace& ws, int sm_count, std::size
   RP_CUDA_CHECK_LAUNCH("finish_cost_kernel");
 }
 
-std::size_t first_non_finite(const float* data, std::size_t n, LccWorkspace& ws, cudaStream_t stream) {
-  ws.first_bad.ensure(1);
-  const unsigned long long none = n;
-  RP_CUDA_CHECK(cudaMemcpyAsync(ws.first_bad.get(), &none, sizeof(none), cudaMemcpyHostToDevice, stream));
-  first_non_finite_kernel<<<reduce_blocks(n, 256), 256, 0, stream>>>(data, n, ws.first_bad.get());
-  RP_CUDA_CHECK_LAUNCH("first_non_finite_kernel");
-  unsigned long long first = n;
-  RP_CUDA_CHECK(cudaMemcpyAsync(&first, ws.first_bad.get(), sizeof(first), cudaMemcpyDeviceToHost, stream));
-  RP_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return std::size_t(first);
-}
-
-}  // namespace regpipe::cost_lcc_cuda
+}  // namespace regpipe::cost_dense_cuda

@@ -1,14 +1,14 @@
-// cuda.lcc's affine path: the moving image resampled onto the reference grid with weights,
-// through regpipe_common::warp_voxel, the function cpu.lcc calls. Compiled with --fmad=false
+// The dense costs' affine path: the moving image resampled onto the reference grid with weights,
+// through regpipe_common::warp_voxel, the function cpu.lcc and cpu.mattes call. Compiled with --fmad=false
 // (CMakeLists.txt): no contraction into fused multiply-adds, so positions and trilinear values
 // are the host's bit for bit.
-#include "lcc_kernels.hpp"
+#include "warp_kernel.hpp"
 #include "reduce.cuh"
 
 #include <regpipe_common/warp_sample.hpp>
 #include <regpipe_common_cuda/cuda_check.hpp>
 
-namespace regpipe::cost_lcc_cuda {
+namespace regpipe::cost_dense_cuda {
 namespace {
 
 __global__ void warp_kernel(WarpProblem p, std::size_t n, double* partials) {
@@ -30,7 +30,7 @@ __global__ void warp_kernel(WarpProblem p, std::size_t n, double* partials) {
 
 }  // namespace
 
-void run_warp(const WarpProblem& problem, DeviceBuffer<double>& partials, cudaStream_t stream,
+void run_warp(const WarpProblem& problem, regpipe_common_cuda::DeviceBuffer<double>& partials, cudaStream_t stream,
               double* inside_weight_out) {
   const std::size_t n = regpipe_common::voxel_count(problem.ref_grid);
   const int threads = problem.threads_per_block;
@@ -42,4 +42,4 @@ void run_warp(const WarpProblem& problem, DeviceBuffer<double>& partials, cudaSt
   RP_CUDA_CHECK_LAUNCH("finish_sums");
 }
 
-}  // namespace regpipe::cost_lcc_cuda
+}  // namespace regpipe::cost_dense_cuda

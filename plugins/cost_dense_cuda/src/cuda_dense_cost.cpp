@@ -1,39 +1,19 @@
-#include "cuda_lcc_cost.hpp"
+#include "cuda_dense_cost.hpp"
 
-#include "params.hpp"
+#include "device_checks.hpp"
+#include "warp_kernel.hpp"
 
 #include <regpipe_common/affine_checks.hpp>
 #include <regpipe_common/dense_metrics/world_gradient.hpp>
+#include <regpipe_common/prepared_image.hpp>
 #include <regpipe_common/resample_request.hpp>
-#include <regpipe_common/voxel_map.hpp>
 #include <regpipe_common_cuda/cuda_check.hpp>
 
 #include <cmath>
 #include <cstring>
-#include <string>
 
-namespace regpipe::cost_lcc_cuda {
+namespace regpipe::cost_dense_cuda {
 namespace {
-
-const rp_param_desc& schema(const char* name) {
-  for (const auto& p : kParams)
-    if (std::strcmp(p.name, name) == 0) return p;
-  throw rp::Error(RP_INTERNAL, std::string("cuda.lcc has no parameter ") + name);
-}
-
-int read_int(const rp::Params& params, const char* name) {
-  const long long v = params.get_int(name);
-  rp::Params::check_range(name, double(v), schema(name).min, schema(name).max);
-  return int(v);
-}
-
-// One of the two choices of an enum parameter: false for the first, true for the second.
-bool second_choice(const rp::Params& params, const char* name, const char* first, const char* second) {
-  const std::string v = params.get_string(name);
-  if (v != first && v != second)
-    throw rp::Error(RP_INVALID_ARGUMENT, std::string(name) + "=" + v + " is not one of " + first + ", " + second);
-  return v == second;
-}
 
 [[noreturn]] void fail(const std::string& message) { throw rp::Error(RP_INVALID_ARGUMENT, "evaluate_dense: " + message); }
 
@@ -55,34 +35,44 @@ int device_of_pointer(const void* p) {
 
 }  // namespace
 
-CudaLccCost::CudaLccCost(const rp_host* host, const rp::Params& params)
+int read_int(const rp::Params& params, ParamList schema, const char* name) {
+  const rp_param_desc* p = regpipe_common::find_param(schema, name);
+  if (p == nullptr) throw rp::Error(RP_INTERNAL, std::string("no parameter ") + name + " in this component's schema");
+  const long long v = params.get_int(name);
+  rp::Params::check_range(name, double(v), p->min, p->max);
+  return int(v);
+}
+
+bool second_choice(const rp::Params& params, const char* name, const char* first, const char* second) {
+  const std::string v = params.get_string(name);
+  if (v != first && v != second)
+    throw rp::Error(RP_INVALID_ARGUMENT, std::string(name) + "=" + v + " is not one of " + first + ", " + second);
+  return v == second;
+}
+
+CudaDenseCost::CudaDenseCost(const rp_host* host, const rp::Params& params, ParamList schema,
+                             std::unique_ptr<DeviceMetric> metric, const char* id, const char* cpu_twin)
     : host_(host),
-      radius_(read_int(params, "radius")),
-      threads_per_block_(read_int(params, "threads_per_block")),
-      exact_(second_choice(params, "gradient", "ants", "exact")),
-      scheme_(second_choice(params, "scheme", "separable", "luo") ? WindowScheme::luo : WindowScheme::separable) {
+      metric_(std::move(metric)),
+      id_(id),
+      threads_per_block_(read_int(params, schema, "threads_per_block")) {
   if (threads_per_block_ % 32 != 0)
     throw rp::Error(RP_INVALID_ARGUMENT,
                     "threads_per_block=" + std::to_string(threads_per_block_) + " is not a multiple of 32");
-  if (exact_ && scheme_ == WindowScheme::luo)
-    throw rp::Error(RP_INVALID_ARGUMENT,
-                    "gradient=exact is not available with scheme=luo: Luo et al.'s scheme computes ANTs' "
-                    "own-window gradient only; use scheme=separable for the exact gradient, or gradient=ants");
-  device_ = regpipe_common_cuda::select_device(read_int(params, "device"), "cpu.lcc");
+  device_ = regpipe_common_cuda::select_device(read_int(params, schema, "device"), cpu_twin);
   RP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
 }
 
-CudaLccCost::~CudaLccCost() {
+CudaDenseCost::~CudaDenseCost() {
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
 
-CudaLccCost::DeviceImage CudaLccCost::upload(const rp_image& image, const rp_image* weight, const char* role,
-                                             DeviceBuffer<float>& values, DeviceBuffer<float>& weights) {
+CudaDenseCost::DeviceImage CudaDenseCost::upload(const rp_image& image, const rp_image* weight, const char* role,
+                                                 DeviceBuffer<float>& values, DeviceBuffer<float>& weights) {
   const regpipe_common::PreparedImage prepared = regpipe_common::prepare_image(image, weight, role);
   DeviceImage out;
   out.grid = prepared.grid;
   std::memcpy(out.voxel_to_world, prepared.voxel_to_world, sizeof(out.voxel_to_world));
-  for (int a = 0; a < 3; ++a) out.spacing_mm[a] = prepared.spacing_mm[a];
   out.weighted = !prepared.weights.empty();
   for (std::size_t i = 0; i < prepared.voxel_count(); ++i) out.total_weight += prepared.weight(i);
   regpipe_common_cuda::require_device_memory(prepared.voxel_count() * sizeof(float) * (out.weighted ? 2 : 1),
@@ -93,21 +83,20 @@ CudaLccCost::DeviceImage CudaLccCost::upload(const rp_image& image, const rp_ima
   return out;
 }
 
-void CudaLccCost::set_reference(const rp_image& image, const rp_image* weight) {
+void CudaDenseCost::set_reference(const rp_image& image, const rp_image* weight) {
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
   ref_.reset();
   ref_ = upload(image, weight, "reference", ref_values_, ref_weights_);
 }
 
-void CudaLccCost::set_moving(const rp_image& image, const rp_image* weight) {
+void CudaDenseCost::set_moving(const rp_image& image, const rp_image* weight) {
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
   mov_.reset();
   mov_ = upload(image, weight, "moving", mov_values_, mov_weights_);
 }
 
-// The grid part of a problem: dimensions, spacing and E^-T (throws for a bad grid).
-LccProblem CudaLccCost::problem_on(const regpipe_common::Grid& grid, const double voxel_to_world[16]) const {
-  LccProblem p;
+DenseProblem CudaDenseCost::problem_on(const regpipe_common::Grid& grid, const double voxel_to_world[16]) const {
+  DenseProblem p;
   p.nx = grid.nx;
   p.ny = grid.ny;
   p.nz = grid.nz;
@@ -116,14 +105,11 @@ LccProblem CudaLccCost::problem_on(const regpipe_common::Grid& grid, const doubl
   for (int r = 0; r < 3; ++r)
     for (int c = 0; c < 3; ++c) p.to_world[3 * r + c] = to_world[r][c];
   for (int a = 0; a < 3; ++a) p.spacing_mm[a] = regpipe_common::axis_spacing(voxel_to_world, a);
-  p.radius = radius_;
-  p.exact = exact_;
-  p.scheme = scheme_;
   p.threads_per_block = threads_per_block_;
   return p;
 }
 
-void CudaLccCost::evaluate(const rp_cost_request& request) {
+void CudaDenseCost::evaluate(const rp_cost_request& request) {
   if (!ref_) throw rp::Error(RP_INVALID_ARGUMENT, "evaluate needs a reference image: call set_reference first");
   if (!mov_) throw rp::Error(RP_INVALID_ARGUMENT, "evaluate needs a moving image: call set_moving first");
   for (std::size_t t = 0; t < request.k; ++t)
@@ -133,17 +119,16 @@ void CudaLccCost::evaluate(const rp_cost_request& request) {
   if (request.k == 0) return;
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
   const std::size_t n = regpipe_common::voxel_count(ref_->grid);
-  regpipe_common_cuda::require_device_memory(2 * n * sizeof(float) + workspace_bytes(n, scheme_, true),
-                                             "cuda.lcc's evaluation", device_);
+  regpipe_common_cuda::require_device_memory(2 * n * sizeof(float) + metric_->workspace_bytes(n, true),
+                                             std::string(id_) + "'s evaluation", device_);
   warped_.ensure(n);
   warped_weight_.ensure(n);
   results_.ensure(2 * request.k);
   double* results = results_.device_view();
-  LccProblem p = problem_on(ref_->grid, ref_->voxel_to_world);
+  DenseProblem p = problem_on(ref_->grid, ref_->voxel_to_world);
   p.fixed = ref_values_.get();
   p.moving = warped_.get();
   p.weight = warped_weight_.get();
-  p.exact = false;  // the cost alone
   for (std::size_t t = 0; t < request.k; ++t) {
     if (host_ != nullptr && RP_HAS_MEMBER(host_, rp_host, should_cancel) && host_->should_cancel != nullptr &&
         host_->should_cancel(host_->ctx) != 0)
@@ -160,7 +145,7 @@ void CudaLccCost::evaluate(const rp_cost_request& request) {
     w.weight_out = warped_weight_.get();
     w.threads_per_block = threads_per_block_;
     run_warp(w, warp_partials_, stream_, results + request.k + t);
-    run_local_cc(p, workspace_, device_.sm_count, device_.shared_per_block, stream_, results + t);
+    metric_->run(p, device_, stream_, results + t);
   }
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
   for (std::size_t t = 0; t < request.k; ++t) {
@@ -170,7 +155,37 @@ void CudaLccCost::evaluate(const rp_cost_request& request) {
   }
 }
 
-void CudaLccCost::evaluate_dense(const rp_dense_cost_request& request) {
+void CudaDenseCost::bind_request_images(const rp_dense_cost_request& request, std::size_t n, DenseProblem& p) {
+  if (request.memory == RP_MEMORY_DEVICE) {
+    const void* pointers[4] = {request.fixed, request.moving, request.fixed_mask, request.gradient_out};
+    const char* roles[4] = {"fixed", "moving", "fixed_mask", "gradient_out"};
+    for (int k = 0; k < 4; ++k)
+      if (pointers[k] != nullptr && device_of_pointer(pointers[k]) != device_.index)
+        fail(std::string(roles[k]) + " is not device memory of device " + std::to_string(device_.index) +
+             " (memory=RP_MEMORY_DEVICE)");
+    const std::size_t bad_fixed = first_non_finite(request.fixed, n, first_bad_, stream_);
+    if (bad_fixed < n) fail("fixed voxel " + std::to_string(bad_fixed) + " is not finite");
+    const std::size_t bad_moving = first_non_finite(request.moving, n, first_bad_, stream_);
+    if (bad_moving < n) fail("moving voxel " + std::to_string(bad_moving) + " is not finite");
+    p.fixed = request.fixed;
+    p.moving = request.moving;
+    p.weight = request.fixed_mask;
+    p.gradient_out = request.gradient_out;
+    return;
+  }
+  require_finite(request.fixed, n, "fixed");
+  require_finite(request.moving, n, "moving");
+  fixed_.upload(request.fixed, n, stream_);
+  moving_.upload(request.moving, n, stream_);
+  if (request.fixed_mask != nullptr) mask_.upload(request.fixed_mask, n, stream_);
+  if (request.gradient_out != nullptr) gradient_.ensure(3 * n);
+  p.fixed = fixed_.get();
+  p.moving = moving_.get();
+  p.weight = request.fixed_mask != nullptr ? mask_.get() : nullptr;
+  p.gradient_out = request.gradient_out != nullptr ? gradient_.get() : nullptr;
+}
+
+void CudaDenseCost::evaluate_dense(const rp_dense_cost_request& request) {
   const bool on_device = request.memory == RP_MEMORY_DEVICE;
   if (request.memory != RP_MEMORY_HOST && !on_device)
     throw rp::Error(RP_UNSUPPORTED, "evaluate_dense: memory=" + std::to_string(request.memory) +
@@ -181,42 +196,16 @@ void CudaLccCost::evaluate_dense(const rp_dense_cost_request& request) {
                                              std::to_string(device_.index));
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
   const regpipe_common::Grid grid{int(request.dims[0]), int(request.dims[1]), int(request.dims[2])};
-  LccProblem p = problem_on(grid, request.voxel_to_world);  // a bad grid is refused before any work
+  DenseProblem p = problem_on(grid, request.voxel_to_world);  // a bad grid is refused before any work
   const std::size_t n = regpipe_common::voxel_count(grid);
   const bool want_gradient = request.gradient_out != nullptr;
   const std::size_t image_bytes = on_device ? 0 : n * sizeof(float) * (3 + (want_gradient ? 3 : 0));
-  regpipe_common_cuda::require_device_memory(image_bytes + workspace_bytes(n, scheme_, request.fixed_mask != nullptr),
-                                             "cuda.lcc's evaluate_dense", device_);
-  if (on_device) {
-    const void* pointers[4] = {request.fixed, request.moving, request.fixed_mask, request.gradient_out};
-    const char* roles[4] = {"fixed", "moving", "fixed_mask", "gradient_out"};
-    for (int k = 0; k < 4; ++k)
-      if (pointers[k] != nullptr && device_of_pointer(pointers[k]) != device_.index)
-        fail(std::string(roles[k]) + " is not device memory of device " + std::to_string(device_.index) +
-             " (memory=RP_MEMORY_DEVICE)");
-    const std::size_t bad_fixed = first_non_finite(request.fixed, n, workspace_, stream_);
-    if (bad_fixed < n) fail("fixed voxel " + std::to_string(bad_fixed) + " is not finite");
-    const std::size_t bad_moving = first_non_finite(request.moving, n, workspace_, stream_);
-    if (bad_moving < n) fail("moving voxel " + std::to_string(bad_moving) + " is not finite");
-    p.fixed = request.fixed;
-    p.moving = request.moving;
-    p.weight = request.fixed_mask;
-    p.gradient_out = request.gradient_out;
-  } else {
-    require_finite(request.fixed, n, "fixed");
-    require_finite(request.moving, n, "moving");
-    fixed_.upload(request.fixed, n, stream_);
-    moving_.upload(request.moving, n, stream_);
-    if (request.fixed_mask != nullptr) mask_.upload(request.fixed_mask, n, stream_);
-    if (want_gradient) gradient_.ensure(3 * n);
-    p.fixed = fixed_.get();
-    p.moving = moving_.get();
-    p.weight = request.fixed_mask != nullptr ? mask_.get() : nullptr;
-    p.gradient_out = want_gradient ? gradient_.get() : nullptr;
-  }
+  regpipe_common_cuda::require_device_memory(image_bytes + metric_->workspace_bytes(n, request.fixed_mask != nullptr),
+                                             std::string(id_) + "'s evaluate_dense", device_);
+  bind_request_images(request, n, p);
   p.weight_is_mask = true;
   results_.ensure(1);
-  run_local_cc(p, workspace_, device_.sm_count, device_.shared_per_block, stream_, results_.device_view());
+  metric_->run(p, device_, stream_, results_.device_view());
   if (want_gradient && !on_device)
     RP_CUDA_CHECK(cudaMemcpyAsync(request.gradient_out, gradient_.get(), 3 * n * sizeof(float),
                                   cudaMemcpyDeviceToHost, stream_));
@@ -224,4 +213,4 @@ void CudaLccCost::evaluate_dense(const rp_dense_cost_request& request) {
   *request.cost_out = results_.get()[0];
 }
 
-}  // namespace regpipe::cost_lcc_cuda
+}  // namespace regpipe::cost_dense_cuda
