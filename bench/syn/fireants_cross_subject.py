@@ -27,6 +27,9 @@ Then, here on the CPU machine:
   /usr/bin/python3 bench/syn/cross_subject.py --skip-ants --skip-regpipe --fireants DIR
 puts the same numpy metrics in the table (or without --skip-* to have all rows in one table).
 
+Any other pair with --fixed and --moving (no --affine: the identity), e.g. regpipe_bench_syn's
+256x256x160 pair for bench/results/syn_speed_*.md, with --timing-only (no fields written).
+
 On the device (see bench/results/syn_cross_subject.md for the carry list):
   python3 -m pip install -q --no-index --no-deps --target /tmp/site .device/fireants/whl/*.whl
   export PYTHONPATH=.device/fireants:/tmp/site PYTHONUNBUFFERED=1
@@ -57,8 +60,11 @@ def read_ants_affine(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument('--data', type=Path, required=True, help='folder with MNI152_T1_2mm.nii.gz and T1_head_ext2.nii.gz')
-    ap.add_argument('--affine', type=Path, required=True, help="cross_subject.py's affine/0GenericAffine.mat")
+    ap.add_argument('--data', type=Path, help='folder with MNI152_T1_2mm.nii.gz and T1_head_ext2.nii.gz')
+    ap.add_argument('--fixed', type=Path, help='the fixed image (default DATA/MNI152_T1_2mm.nii.gz)')
+    ap.add_argument('--moving', type=Path, help='the moving image (default DATA/T1_head_ext2.nii.gz)')
+    ap.add_argument('--affine', type=Path, help="cross_subject.py's affine/0GenericAffine.mat (default: the identity)")
+    ap.add_argument('--timing-only', action='store_true', help='write timing.json only (no fields, no warped image)')
     ap.add_argument('--out', type=Path, required=True)
     ap.add_argument('--scales', default='8,4,2,1')
     ap.add_argument('--iterations', default='100,70,50,20')
@@ -82,9 +88,9 @@ def main():
     def sync():
         if dev.startswith('cuda'):
             torch.cuda.synchronize()
-    fixed_path = str(a.data / 'MNI152_T1_2mm.nii.gz')
-    moving_path = str(a.data / 'T1_head_ext2.nii.gz')
-    A = read_ants_affine(a.affine)
+    fixed_path = str(a.fixed or a.data / 'MNI152_T1_2mm.nii.gz')
+    moving_path = str(a.moving or a.data / 'T1_head_ext2.nii.gz')
+    A = read_ants_affine(a.affine) if a.affine else np.eye(4)
     scales = [float(s) for s in a.scales.split(',')]
     iters = [int(s) for s in a.iterations.split(',')]
 
@@ -104,6 +110,8 @@ def main():
         reg.optimize()
         sync()
         t2 = time.perf_counter()
+        if a.timing_only:
+            return dict(setup_s=t1 - t0, syn_s=t2 - t1, field_s=0.0, wall_s=t2 - t0), None, None
         # the full fixed->moving displacement, exactly as FireANTs' save_as_ants_transforms makes it
         with torch.no_grad():
             params = reg.get_warp_parameters(fixed, moving)
@@ -127,6 +135,17 @@ def main():
         print(f'run {i}: load+setup {t["setup_s"]:.2f} s, SyN {t["syn_s"]:.2f} s, field {t["field_s"]:.2f} s, '
               f'wall {t["wall_s"]:.2f} s', flush=True)
 
+    import fireants
+    last = runs[-1]
+    info = dict(device=torch.cuda.get_device_name(0) if dev.startswith('cuda') else 'cpu', fireants=getattr(fireants, '__version__', '1.5.0'),
+                torch=torch.__version__, wall_s=last['wall_s'], syn_s=last['syn_s'], runs=runs,
+                settings=vars(a) | {'data': str(a.data), 'affine': str(a.affine), 'out': str(a.out),
+                                    'fixed': fixed_path, 'moving': moving_path})
+    (a.out / 'timing.json').write_text(json.dumps(info, indent=1, default=str))
+    print(json.dumps(info, default=str))
+    if a.timing_only:
+        return
+
     fimg = nib.load(fixed_path)
     X = fimg.shape
     d = d.transpose(2, 1, 0, 3).astype(np.float64)  # -> X, Y, Z, 3
@@ -147,14 +166,8 @@ def main():
     write_field(u, '1Warp.nii.gz')
     write_field(d, 'd_total.nii.gz')
     nib.save(nib.Nifti1Image(moved.transpose(2, 1, 0).astype(np.float32), fimg.affine), str(a.out / 'warped.nii.gz'))
-    shutil.copyfile(a.affine, a.out / '0GenericAffine.mat')
-    import fireants
-    last = runs[-1]
-    info = dict(device=torch.cuda.get_device_name(0) if dev.startswith('cuda') else 'cpu', fireants=getattr(fireants, '__version__', '1.5.0'),
-                torch=torch.__version__, wall_s=last['wall_s'], syn_s=last['syn_s'], runs=runs,
-                settings=vars(a) | {'data': str(a.data), 'affine': str(a.affine), 'out': str(a.out)})
-    (a.out / 'timing.json').write_text(json.dumps(info, indent=1, default=str))
-    print(json.dumps(info, default=str))
+    if a.affine:
+        shutil.copyfile(a.affine, a.out / '0GenericAffine.mat')
 
 
 if __name__ == '__main__':

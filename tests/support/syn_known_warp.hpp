@@ -3,6 +3,7 @@
 // regpipe_common, so both the standalone unit executable and the registration suite use it.
 #pragma once
 
+#include <regpipe_common/fields/abi_views.hpp>
 #include <regpipe_common/fields/composition.hpp>
 #include <regpipe_common/fields/jacobian.hpp>
 #include <regpipe_common/fields/random_diffeomorphism.hpp>
@@ -21,14 +22,7 @@
 namespace regpipe_common::syn_test {
 
 inline rp_image image_view(const FieldGeometry& grid, const std::vector<float>& data) {
-  rp_image image{};
-  image.size = sizeof(rp_image);
-  image.dims[0] = uint32_t(grid.dims.nx);
-  image.dims[1] = uint32_t(grid.dims.ny);
-  image.dims[2] = uint32_t(grid.dims.nz);
-  std::copy(grid.voxel_to_world, grid.voxel_to_world + 16, image.voxel_to_world);
-  image.data = data.data();
-  return image;
+  return regpipe_common::image_view(grid, data.data());
 }
 
 struct KnownWarp {
