@@ -1,11 +1,11 @@
 #include "image/nifti_voxels.hpp"
 
+#include "image/byte_order.hpp"
 #include "image/decompressed_file.hpp"
 #include "image/nifti_header.hpp"
 
 #include <nifti1_io.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -35,16 +35,6 @@ Rescale itk_rescale(const nifti_image& nim) {
   return r;
 }
 
-template <class T>
-T load(const unsigned char* at, bool swap) {
-  unsigned char bytes[sizeof(T)];
-  std::memcpy(bytes, at, sizeof(T));
-  if (swap) std::reverse(bytes, bytes + sizeof(T));
-  T value;
-  std::memcpy(&value, bytes, sizeof(T));
-  return value;
-}
-
 // One voxel as ITK ends up with it. The product and sum are separate double operations, as in
 // NiftiImageIO's RescaleFunction (regpipe is built without FMA contraction on x86-64).
 template <class T>
@@ -67,7 +57,7 @@ float itk_value(T stored, const Rescale& r) {
 template <class T>
 std::vector<float> decode(const unsigned char* data, uint64_t count, bool swap, const Rescale& rescale) {
   std::vector<float> out(count);
-  for (uint64_t i = 0; i < count; ++i) out[i] = itk_value(load<T>(data + i * sizeof(T), swap), rescale);
+  for (uint64_t i = 0; i < count; ++i) out[i] = itk_value(load_ordered<T>(data + i * sizeof(T), swap), rescale);
   return out;
 }
 

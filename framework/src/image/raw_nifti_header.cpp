@@ -1,5 +1,6 @@
 #include "image/raw_nifti_header.hpp"
 
+#include "image/byte_order.hpp"
 #include "image/file_names.hpp"
 
 #include <zlib.h>
@@ -37,12 +38,7 @@ std::optional<RawNiftiHeader> RawNiftiHeader::parse(const unsigned char* bytes, 
 
 template <class T>
 T RawNiftiHeader::field(size_t offset) const {
-  std::array<char, sizeof(T)> bytes;
-  std::memcpy(bytes.data(), &bytes_[offset], sizeof(T));
-  if (swap_) std::reverse(bytes.begin(), bytes.end());
-  T value;
-  std::memcpy(&value, bytes.data(), sizeof(T));
-  return value;
+  return load_ordered<T>(reinterpret_cast<const unsigned char*>(&bytes_[offset]), swap_);
 }
 template int16_t RawNiftiHeader::field<int16_t>(size_t) const;
 template int32_t RawNiftiHeader::field<int32_t>(size_t) const;

@@ -1,5 +1,6 @@
 #include "image/stored_non_finite.hpp"
 
+#include "image/byte_order.hpp"
 #include "image/raw_nifti_header.hpp"
 
 #include <zlib.h>
@@ -21,11 +22,7 @@ struct GzClose {
 // Exponent bits all ones: NaN or infinity, whatever the byte order once swapped.
 template <class Bits>
 bool non_finite_bits(const unsigned char* bytes, bool swap) {
-  unsigned char ordered[sizeof(Bits)];
-  std::memcpy(ordered, bytes, sizeof(Bits));
-  if (swap) std::reverse(ordered, ordered + sizeof(Bits));
-  Bits bits;
-  std::memcpy(&bits, ordered, sizeof(Bits));
+  const Bits bits = load_ordered<Bits>(bytes, swap);
   constexpr Bits exponent = sizeof(Bits) == 4 ? Bits(0x7f800000u) : Bits(0x7ff0000000000000ull);
   return (bits & exponent) == exponent;
 }
