@@ -61,6 +61,7 @@ std::string pipeline_digest(const Pipeline& p) {
       {"registration",
        {{"dof", r.dof},
         {"levels_mm", r.levels_mm},
+        {"min_sampling_mm", r.min_sampling_mm ? nlohmann::json(*r.min_sampling_mm) : nlohmann::json("auto")},
         {"initialisation", r.initialisation},
         {"initial_transform", r.initial_transform ? file_json(*r.initial_transform) : nlohmann::json()},
         {"initial_transform_format", r.initial_transform_format ? int(*r.initial_transform_format) : -1},

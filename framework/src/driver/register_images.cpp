@@ -188,7 +188,7 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
 }
 
 PreparedReference prepare_reference(const Pipeline& pipeline, const RegistrationImages& images,
-                                    const RegistrationComponents& components) {
+                                    const RegistrationComponents& components, const Image* moving) {
   const auto start = Clock::now();
   ResamplerInstance& resampler = *components.resampler;
   const bool on_device = choose_device_path(components).reference && !images.reference_weight;
@@ -201,7 +201,10 @@ PreparedReference prepare_reference(const Pipeline& pipeline, const Registration
     out.centre = centre_of_mass(images.reference);
     out.radius_mm = mass_radius_mm(images.reference, out.centre);
   });
-  for (double mm : pipeline.registration.levels_mm) {
+  const PipelineRegistration& reg = pipeline.registration;
+  out.sampled = sampled_levels(reg.levels_mm, min_sampling_mm(reg.min_sampling_mm, images.reference, moving));
+  for (const SampledLevel& sampled : out.sampled) {
+    const double mm = sampled.mm;
     if (on_device) {
       Level level = make_device_level(images.reference, mm, resampler, ref_id);
       out.levels.push_back(std::move(level.image));
@@ -237,7 +240,7 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
   // Both images' moments are computed while the reference's and the moving image's levels
   // are made.
   std::future<Eigen::Vector3d> moving_centre = start_moving_centre(pipeline.registration, images);
-  const PreparedReference reference = prepare_reference(pipeline, images, components);
+  const PreparedReference reference = prepare_reference(pipeline, images, components, &images.moving);
   RegistrationResult result =
       register_prepared(pipeline, images, reference, components, services, std::move(moving_centre));
   result.seconds_pyramid += reference.seconds;
@@ -253,6 +256,27 @@ RegistrationResult register_images(const Pipeline& pipeline, const RegistrationI
 
 namespace {
 
+// The reference's side of level `mm` into `l`: the prepared level, or (a moving image coarser
+// than the batch's reference raised the floor to a size not prepared) one made now.
+void add_reference_level(const PreparedReference& reference, const RegistrationImages& images,
+                         ResamplerInstance& resampler, double mm, LevelImages& l) {
+  for (size_t i = 0; i < reference.sampled.size(); ++i) {
+    if (reference.sampled[i].mm != mm) continue;
+    l.reference = reference.levels.at(i);
+    if (!reference.device_levels.empty()) l.reference_device = reference.device_levels.at(i);
+    if (!reference.weight_levels.empty()) l.reference_weight = reference.weight_levels.at(i);
+    return;
+  }
+  if (!reference.device_levels.empty()) {
+    Level level = make_device_level(images.reference, mm, resampler, 0);
+    l.reference = std::move(level.image);
+    l.reference_device = std::move(level.device);
+    return;
+  }
+  l.reference = make_level(images.reference, mm, resampler);
+  if (images.reference_weight) l.reference_weight = make_level(*images.reference_weight, mm, resampler);
+}
+
 RegistrationResult register_prepared(const Pipeline& pipeline, const RegistrationImages& images,
                                      const PreparedReference& reference, RegistrationComponents& components,
                                      HostServices& services, std::future<Eigen::Vector3d> moving_centre) {
@@ -264,15 +288,17 @@ RegistrationResult register_prepared(const Pipeline& pipeline, const Registratio
   result.components = components.used;
 
   const auto pyramid_start = Clock::now();
+  result.min_sampling_mm = min_sampling_mm(reg.min_sampling_mm, images.reference, &images.moving);
+  const std::vector<SampledLevel> sampled = sampled_levels(reg.levels_mm, result.min_sampling_mm);
   std::vector<LevelImages> levels;
   const uint64_t mov_id = new_input_id(), mov_weight_id = new_input_id();
   const bool moving_on_device = choose_device_path(components).moving && !images.moving_weight;
-  for (size_t i = 0; i < reg.levels_mm.size(); ++i) {
-    const double moving_mm = moving_level_mm(reg.levels_mm[i], reg.decouple_grids);
+  for (const SampledLevel& level : sampled) {
+    const double moving_mm = moving_level_mm(level.mm, reg.decouple_grids);
     LevelImages l;
-    l.level_mm = reg.levels_mm[i];
-    l.reference = reference.levels.at(i);
-    if (!reference.device_levels.empty()) l.reference_device = reference.device_levels.at(i);
+    l.level_mm = level.mm;
+    result.sampled_levels_mm.push_back(level.mm);
+    add_reference_level(reference, images, resampler, level.mm, l);
     if (moving_on_device) {
       Level level = make_device_level(images.moving, moving_mm, resampler, mov_id);
       l.moving = std::move(level.image);
@@ -280,7 +306,6 @@ RegistrationResult register_prepared(const Pipeline& pipeline, const Registratio
     } else {
       l.moving = make_level(images.moving, moving_mm, resampler, mov_id);
     }
-    if (!reference.weight_levels.empty()) l.reference_weight = reference.weight_levels.at(i);
     if (images.moving_weight)
       l.moving_weight = make_level(*images.moving_weight, moving_mm, resampler, mov_weight_id);
     levels.push_back(std::move(l));
@@ -292,8 +317,8 @@ RegistrationResult register_prepared(const Pipeline& pipeline, const Registratio
 
   const auto search_start = Clock::now();
   std::vector<CostInstance*> level_costs;
-  for (size_t i = 0; i < reg.levels_mm.size(); ++i)
-    level_costs.push_back(components.level_costs.empty() ? &cost : components.level_costs.at(i).get());
+  for (const SampledLevel& level : sampled)
+    level_costs.push_back(components.level_costs.empty() ? &cost : components.level_costs.at(level.declared).get());
   RegistrationObjective objective(std::move(level_costs), services, std::move(levels), result.centre,
                                   reg.dof, reference.radius_mm, reg.min_overlap);
   objective.set_level(0);
@@ -312,7 +337,7 @@ RegistrationResult register_prepared(const Pipeline& pipeline, const Registratio
   if (optimizer.drives_levels()) {
     optimizer.minimize(*objective.abi(), result.params.data(), &f);
   } else {
-    for (uint32_t level = 0; level < reg.levels_mm.size(); ++level) {
+    for (uint32_t level = 0; level < sampled.size(); ++level) {
       objective.set_level(level);
       optimizer.minimize(*objective.abi(), result.params.data(), &f);
     }

@@ -81,6 +81,8 @@ nlohmann::json make_report(const Pipeline& pipeline, const RegistrationImages& i
   report["components"] = components;
   report["registration"] = {{"dof", pipeline.registration.dof},
                             {"levels_mm", pipeline.registration.levels_mm},
+                            {"min_sampling_mm", result.min_sampling_mm},
+                            {"sampled_levels_mm", result.sampled_levels_mm},
                             {"initialisation", pipeline.registration.initial_transform
                                                    ? nlohmann::json()  // the initial transform is the start
                                                    : nlohmann::json(pipeline.registration.initialisation)},

@@ -204,7 +204,15 @@ FlirtCommand parse_flirt_arguments(const std::vector<std::string>& args) {
         throw UserError("-dof " + dof + ": FLIRT's 3D DOF are 6, 7, 9 and 12");
       key("registration.dof", dof);
     }
-    key("registration.levels_mm", levels_mm(has("minsampling") ? number("-minsampling", value("minsampling")) : 1.0));
+    // Without -minsampling, registration.min_sampling_mm's auto (the coarser image's voxels),
+    // as FLIRT; with it, its levels (each with its own bins) and that floor.
+    if (has("minsampling")) {
+      const double finest = number("-minsampling", value("minsampling"));
+      key("registration.levels_mm", levels_mm(finest));
+      key("registration.min_sampling_mm", value("minsampling"));
+    } else {
+      key("registration.levels_mm", levels_mm(1.0));
+    }
     key("registration.optimizer.plugin", "optim.flirt");
     for (const char* axis : {"x", "y", "z"}) {
       const std::string flag = std::string("searchr") + axis;

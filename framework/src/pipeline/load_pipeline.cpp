@@ -257,6 +257,20 @@ void read_registration_keys(YamlContext& ctx, const YAML::Node& node, const std:
     with_child(node, "decouple_grids", [&](const YAML::Node& n) {
       ctx.read_bool("registration.decouple_grids", n, &r.decouple_grids);
     });
+    with_child(node, "min_sampling_mm", [&](const YAML::Node& n) {
+      if (n.IsScalar() && n.Scalar() == "auto") {
+        r.min_sampling_mm.reset();
+        return;
+      }
+      double mm = 0.0;
+      if (!ctx.read_double("registration.min_sampling_mm", n, &mm)) return;
+      if (!(mm >= 0.0 && mm <= 64.0))
+        ctx.error("registration.min_sampling_mm", n,
+                  "registration.min_sampling_mm=" + n.Scalar() +
+                      " is outside [0, 64] mm: give `auto` (the coarser image's voxel size), a size in mm, "
+                      "or 0 (every level as registration.levels_mm lists it)");
+      else r.min_sampling_mm = mm;
+    });
     with_child(node, "min_overlap", [&](const YAML::Node& n) {
       double fraction = 0.0;
       if (!ctx.read_double("registration.min_overlap", n, &fraction)) return;

@@ -33,6 +33,12 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
        "optimizer's), else validation fails naming the optimizer."},
       {"registration.levels_mm", "list of numbers > 0", "[8, 4, 2, 1]",
        "Resolution levels in mm, coarsest first (FLIRT's schedule by default)."},
+      {"registration.min_sampling_mm", "auto, or a number >= 0", "auto",
+       "No level finer than this (FLIRT's -minsampling): a finer entry of levels_mm runs at this "
+       "size instead (with that entry's settings), repeats dropped. `auto`: the coarser image's "
+       "finest voxel size, since a level finer than both images only interpolates (a 2 mm "
+       "template: the 1 mm level is left out); 0: every level as listed. report.json states the "
+       "levels run (registration.sampled_levels_mm)."},
       {"registration.initialisation", "one of centre_of_mass, identity, geometric_centre, moments, scaled_voxels",
        "centre_of_mass",
        "Start point: `centre_of_mass` translates the moving image's centre of mass onto the "

@@ -4,6 +4,7 @@
 #include <regpipe/host/components.hpp>
 #include <regpipe/host/host_services.hpp>
 #include <regpipe/host/image.hpp>
+#include <regpipe/host/level_schedule.hpp>
 #include <regpipe/host/pipeline.hpp>
 #include <regpipe/host/plugin_host.hpp>
 #include <regpipe/host/transform.hpp>
@@ -64,6 +65,10 @@ struct RegistrationResult {
   Eigen::Vector3d centre = Eigen::Vector3d::Zero();          // reference centre of mass
   double final_cost = 0.0;
   std::vector<StageRecord> stages;
+  // The levels that ran (registration.levels_mm under the minimum sampling, level_schedule.hpp)
+  // and that floor in mm (0: off).
+  std::vector<double> sampled_levels_mm;
+  double min_sampling_mm = 0.0;
   std::vector<UsedComponent> components;
   double seconds_loading = 0.0, seconds_pyramid = 0.0, seconds_search = 0.0;
   long long evaluations = 0;
@@ -137,7 +142,10 @@ RegistrationResult register_stages(const Pipeline& pipeline, const RegistrationI
 // The reference's part of a registration: its pyramid levels (and its weight's), centre of
 // mass and mass radius. Prepared once, reused for every moving image of a batch.
 struct PreparedReference {
-  std::vector<Image> levels;         // one per registration.levels_mm, coarsest first
+  // registration.levels_mm under the reference's own minimum sampling (a moving image may
+  // raise the floor further; a level it needs that is not here is made for it).
+  std::vector<SampledLevel> sampled;
+  std::vector<Image> levels;         // one per sampled level, coarsest first
   // When the resampler and the cost hand levels over in device memory (RP_EXT_DEVICE_IMAGE,
   // abi.h 1.3): the levels there, one per levels[i], which then holds its grid only (no
   // voxels). Must go before the components that made them.
@@ -147,8 +155,10 @@ struct PreparedReference {
   double radius_mm = 0.0;            // RMS distance of the mass from the centre
   double seconds = 0.0;              // time taken to prepare it
 };
+// `moving`: the one moving image it is for, whose voxel size then joins the minimum sampling;
+// null for a batch (the reference's own floor; a coarser moving image adds its level later).
 PreparedReference prepare_reference(const Pipeline& pipeline, const RegistrationImages& images,
-                                    const RegistrationComponents& components);
+                                    const RegistrationComponents& components, const Image* moving = nullptr);
 
 // Mass moments of an image's positive values in voxel index space: sum w, sum w i, sum w i i^T.
 struct IndexMoments {

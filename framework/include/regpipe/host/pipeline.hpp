@@ -57,6 +57,9 @@ struct PipelineInputs {
 struct PipelineRegistration {
   unsigned dof = 12;
   std::vector<double> levels_mm{8, 4, 2, 1};
+  // No level finer than this (level_schedule.hpp): nullopt (auto) the coarser image's finest
+  // voxel size, 0 off, else mm (FLIRT's -minsampling).
+  std::optional<double> min_sampling_mm;
   // centre_of_mass, identity, geometric_centre, moments or scaled_voxels (start_transform.hpp)
   std::string initialisation = "centre_of_mass";
   // A transform file to start from instead (its format detected unless given).
