@@ -2,10 +2,11 @@
 # The ecosystem's own readers that the interop tests compare regpipe's files with (never
 # runtime dependencies of regpipe): nibabel from Debian, SimpleITK and fslpy from PyPI, in a
 # venv at build/interop-venv that also sees Debian's packages. Where PyPI cannot be reached the
-# tests that need them skip, saying why.
+# tests that need them skip, saying why. Also Debian's snakemake (7.21), which runs the study
+# workflow's test (label workflow, workflows/study); regpipe itself never needs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packages=(python3-nibabel python3-venv)
+packages=(python3-nibabel python3-venv snakemake)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
