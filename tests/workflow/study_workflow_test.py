@@ -4,12 +4,14 @@
 Five BIDS images in two shards: three registrations in shard-0000, and shard-0001 whose two
 images are unreadable (all fail). Checks the dataset report (CSV rows, statuses, the HTML
 naming every image, failures first), that a rerun after one image's outputs are deleted
-registers that image alone, and the messages for a BIDS folder with no match and for a
+registers that image alone, that concurrent shards take distinct GPU slots (local_gpus), and
+the messages for a BIDS folder with no match and for a
 regpipe usage error. Exit 77 (ctest: skipped) without snakemake.
 
     study_workflow_test.py path/to/regpipe
 """
 import csv
+import fcntl
 import json
 import os
 import shutil
@@ -113,10 +115,18 @@ def shard_statuses(work, shard):
 
 
 def test_run_and_rerun(work):
-    config = write_config(work, "config.yaml")
-    status, log = snakemake(work, config)
+    config = write_config(work, "config.yaml", local_gpus=2)
+    # With GPU slot 0 taken, the two shards (at once or in turn) both get slot 1.
+    os.makedirs(os.path.join(work, "results", ".gpu-slots"))
+    with open(os.path.join(work, "results", ".gpu-slots", "gpu-0.lock"), "w") as slot_0:
+        fcntl.flock(slot_0, fcntl.LOCK_EX)
+        status, log = snakemake(work, config)
     if status != 0:
         fail("the first run failed:\n" + log)
+    for shard in ("shard-0000", "shard-0001"):
+        with open(os.path.join(work, "results", "logs", shard + ".log")) as f:
+            if "GPU slot 1 of 2 (CUDA_VISIBLE_DEVICES=1)" not in f.read():
+                fail(f"{shard} did not take the free GPU slot")
     check_report(work, skipped=set())
     if shard_statuses(work, "shard-0001") != {"sub-04": "failed", "sub-05": "failed"}:
         fail(f"shard-0001: {shard_statuses(work, 'shard-0001')}")

@@ -8,11 +8,15 @@ status (a bad pipeline, an unreadable reference, a crash) has no batch_report.js
 the shard, with the end of regpipe's messages. Python 3 standard library only.
 """
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import subprocess
 import sys
+import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the repository's folder
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from study_images import exact_pattern, output_folder  # noqa: E402
 
@@ -45,12 +49,35 @@ def log_tail(path, lines=20):
         return "".join(f.readlines()[-lines:])
 
 
+@contextlib.contextmanager
+def gpu_slot(slots, lock_dir, log):
+    """One of this host's `slots` GPUs for the job's lifetime, as CUDA_VISIBLE_DEVICES: the
+    first whose lock file no other job holds. Without slots (a SLURM job, whose GPUs SLURM
+    sets) the environment is left as it is."""
+    if slots == 0:
+        yield dict(os.environ)
+        return
+    os.makedirs(lock_dir, exist_ok=True)
+    while True:
+        for slot in range(slots):
+            with open(os.path.join(lock_dir, f"gpu-{slot}.lock"), "w") as lock:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue
+                log.write(f"run_shard: GPU slot {slot} of {slots} (CUDA_VISIBLE_DEVICES={slot})\n")
+                log.flush()
+                yield dict(os.environ, CUDA_VISIBLE_DEVICES=str(slot))
+                return
+        time.sleep(1)
+
+
 def run_regpipe(args, report):
     if os.path.exists(report):  # a report left by an earlier run would hide this run's error
         os.remove(report)
     os.makedirs(args.outdir, exist_ok=True)
-    with open(args.log, "w") as log:
-        status = subprocess.run(regpipe_command(args), stdout=log, stderr=subprocess.STDOUT).returncode
+    with open(args.log, "w") as log, gpu_slot(args.gpu_slots, args.gpu_lock_dir, log) as env:
+        status = subprocess.run(regpipe_command(args), stdout=log, stderr=subprocess.STDOUT, env=env).returncode
     if status == 0 or (status == 2 and os.path.exists(report)):
         return
     why = f"signal {-status}" if status < 0 else f"exit status {status}"
@@ -89,6 +116,9 @@ def main():
     parser.add_argument("--root", required=True, help="the folder the images' folders are mirrored from")
     parser.add_argument("--outdir", required=True, help="the shard's outputs.dir")
     parser.add_argument("--log", required=True, help="regpipe's messages go here")
+    parser.add_argument("--gpu-slots", type=int, default=0,
+                        help="GPUs of this host to share out between concurrent jobs (0: leave CUDA_VISIBLE_DEVICES)")
+    parser.add_argument("--gpu-lock-dir", help="where the GPU slots' lock files are (needed with --gpu-slots)")
     parser.add_argument("images", nargs="+")
     args = parser.parse_args()
     report = os.path.join(args.outdir, "batch_report.json")
