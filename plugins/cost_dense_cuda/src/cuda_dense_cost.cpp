@@ -163,10 +163,9 @@ void CudaDenseCost::bind_request_images(const rp_dense_cost_request& request, st
       if (pointers[k] != nullptr && device_of_pointer(pointers[k]) != device_.index)
         fail(std::string(roles[k]) + " is not device memory of device " + std::to_string(device_.index) +
              " (memory=RP_MEMORY_DEVICE)");
-    const std::size_t bad_fixed = first_non_finite(request.fixed, n, first_bad_, stream_);
-    if (bad_fixed < n) fail("fixed voxel " + std::to_string(bad_fixed) + " is not finite");
-    const std::size_t bad_moving = first_non_finite(request.moving, n, first_bad_, stream_);
-    if (bad_moving < n) fail("moving voxel " + std::to_string(bad_moving) + " is not finite");
+    const NonFinite bad = first_non_finite(request.fixed, request.moving, n, first_bad_, stream_);
+    if (bad.a < n) fail("fixed voxel " + std::to_string(bad.a) + " is not finite");
+    if (bad.b < n) fail("moving voxel " + std::to_string(bad.b) + " is not finite");
     p.fixed = request.fixed;
     p.moving = request.moving;
     p.weight = request.fixed_mask;

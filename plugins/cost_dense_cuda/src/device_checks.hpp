@@ -9,9 +9,13 @@
 
 namespace regpipe::cost_dense_cuda {
 
-// The index of the first non-finite value of data[0, n) (n when all are finite); synchronises
-// the stream. `scratch` holds one value.
-std::size_t first_non_finite(const float* data, std::size_t n, regpipe_common_cuda::DeviceBuffer<unsigned long long>& scratch,
-                             cudaStream_t stream);
+struct NonFinite {
+  std::size_t a, b;  // the first non-finite value's index in each array, n where all are finite
+};
+
+// Both arrays of n values checked in one pass and one stream synchronisation. `scratch` holds
+// two values.
+NonFinite first_non_finite(const float* a, const float* b, std::size_t n,
+                           regpipe_common_cuda::DeviceBuffer<unsigned long long>& scratch, cudaStream_t stream);
 
 }  // namespace regpipe::cost_dense_cuda

@@ -3,14 +3,17 @@
 //
 // One evaluation: the global weighted moments (two deterministic reductions), the six window
 // sums of w, w f, w m, w f^2, w m^2, w f m (f, m centred on their global weighted means) by
-// one of two schemes, then one kernel per voxel for the correlation, the cost's partial sums
-// and ANTs' own-window gradient (or the four terms of the exact one, window-summed again).
-//   separable (ours): three passes. x: a block per x-line loads f, m, w into shared memory,
-//     forms each product, scans it (prefix sums) and writes the box sums as prefix
-//     differences (coalesced reads and writes); y and z: a thread per column segment of 64
-//     voxels slides a running window sum along the axis (consecutive threads on consecutive
-//     x: coalesced). Work per voxel does not grow with the radius (but for one window per
-//     segment to start the running sum).
+// one of two schemes, then per voxel (correlate_voxel) the correlation, the cost's partial sums
+// and ANTs' own-window gradient (or the four terms of the exact one, window-summed again by
+// the single-array x, y and z passes).
+//   separable (ours): two passes over the six sums. xy: a block per x-tile of a row segment
+//     of one z-plane loads each row's f, m, w (with the radius' halo) into shared memory, takes
+//     the x-window sums of the six products there and slides a running y-window sum of them
+//     in registers (a thread per x), writing the xy sums (coalesced); z: a thread per column
+//     segment of 64 voxels slides a running z-window sum in registers and, at each voxel, turns
+//     the six sums into the correlation, the cost's partial sum and the gradient at once (no
+//     second read of the sums). Work per voxel grows with the radius only in the x-window sums
+//     (2r+1 shared-memory reads) and the segments' start-up windows.
 //   luo (Luo et al. 2015, PLoS ONE 10(9):e0136718, "GPU-accelerated CC calculation in
 //     ANTs"): the images are bound to 3D textures (cudaArray, point sampling) and one thread
 //     per voxel sums its own (2r+1)^3 window, O(r^3) per voxel. Luo et al. write m_I, m_J, A,
@@ -35,6 +38,7 @@ enum { kStatW, kStatF, kStatM, kStatVarF, kStatVarM, kStatRho, kStatCount };
 enum { kSumW, kSumF, kSumM, kSumFF, kSumMM, kSumFM, kSums };
 constexpr int kExactTerms = 4;
 constexpr int kColumnSegment = 64;  // voxels per thread in the y and z passes
+constexpr int kRowSegment = 32;     // rows per block in the xy pass
 // Same as regpipe_common::dense_metrics::kFlatWindowVarianceFraction (local_cc.hpp, C++20).
 constexpr double kFlatWindowVarianceFraction = 1e-10;
 
@@ -51,6 +55,16 @@ __device__ __forceinline__ Moments moments_of(const double* stats) {
   m.fixed_variance = any ? stats[kStatVarF] / m.total_weight : 0.0;
   m.moving_variance = any ? stats[kStatVarM] / m.total_weight : 0.0;
   return m;
+}
+
+// acc[k] += the six window products of one voxel (weight w, centred values f and m).
+__device__ __forceinline__ void add_products(double acc[kSums], double w, double f, double m) {
+  acc[kSumW] += w;
+  acc[kSumF] += w * f;
+  acc[kSumM] += w * m;
+  acc[kSumFF] += w * f * f;
+  acc[kSumMM] += w * m * m;
+  acc[kSumFM] += w * f * m;
 }
 
 // Pass 1: sum w, w f, w m; pass 2: sum w (f - fmean)^2, w (m - mmean)^2. Partials per block.
@@ -128,45 +142,72 @@ __device__ void scan_and_box(double* p, int n, int radius, double* out) {
   __syncthreads();  // p and warp_totals are reused by the next line
 }
 
-// The x pass, a block per x-line (blockIdx.x = y + ny z). kProducts: the six products of the
-// line's f, m, w into out's six arrays; else array blockIdx.y of `in` into the same of `out`
-// (in place allowed: the line is read whole before it is written).
-template <bool kProducts>
-__global__ void box_x_kernel(const float* f, const float* m, const float* w, bool is_mask, const double* stats,
-                             const double* in, double* out, Dims d, int radius) {
-  extern __shared__ double shared[];
-  const int nx = d.nx;
-  const std::size_t base = std::size_t(blockIdx.x) * nx;
-  double* prefix = shared;
-  if (kProducts) {
-    double* fs = shared + nx;
-    double* ms = fs + nx;
-    double* ws = ms + nx;
-    const Moments s = moments_of(stats);
-    for (int i = threadIdx.x; i < nx; i += blockDim.x) {
-      ws[i] = weight_of(w, is_mask, base + i);
-      fs[i] = f[base + i] - s.fixed_mean;
-      ms[i] = m[base + i] - s.moving_mean;
-    }
+// The x pass of array blockIdx.y of `in` into the same of `out`, a block per x-line
+// (blockIdx.x = y + ny z); in place allowed: the line is read whole before it is written.
+__global__ void box_x_kernel(const double* in, double* out, Dims d, int radius) {
+  extern __shared__ double prefix[];
+  const std::size_t offset = blockIdx.y * d.n + std::size_t(blockIdx.x) * d.nx;
+  for (int i = threadIdx.x; i < d.nx; i += blockDim.x) prefix[i] = in[offset + i];
+  __syncthreads();
+  scan_and_box(prefix, d.nx, radius, out + offset);
+}
+
+// Row (y, z) of w, f - fmean, m - mmean for x in [x0 - radius, x0 + blockDim.x + radius) into
+// row[0, 3 span) (three arrays of span values), zeros outside the grid.
+__device__ void load_row(const float* f, const float* m, const float* w, bool is_mask, const Moments& s, Dims d,
+                         int x0, int y, int z, int radius, double* row) {
+  const int span = int(blockDim.x) + 2 * radius;
+  const std::size_t base = (std::size_t(z) * d.ny + y) * d.nx;
+  for (int k = threadIdx.x; k < span; k += blockDim.x) {
+    const int x = x0 - radius + k;
+    const bool inside = x >= 0 && x < d.nx;
+    row[k] = inside ? weight_of(w, is_mask, base + x) : 0.0;
+    row[span + k] = inside ? double(f[base + x]) - s.fixed_mean : 0.0;
+    row[2 * span + k] = inside ? double(m[base + x]) - s.moving_mean : 0.0;
+  }
+}
+
+// sums[k] += sign * the x-window sum of product k of a loaded row at the thread's x.
+__device__ __forceinline__ void add_x_window(const double* row, int radius, double sign, double sums[kSums]) {
+  const int span = int(blockDim.x) + 2 * radius;
+  double acc[kSums] = {0, 0, 0, 0, 0, 0};
+  for (int k = threadIdx.x; k <= int(threadIdx.x) + 2 * radius; ++k) {
+    add_products(acc, row[k], row[span + k], row[2 * span + k]);
+  }
+  for (int k = 0; k < kSums; ++k) sums[k] += sign * acc[k];
+}
+
+// The xy pass: the x- and y-window sums of the six products into out's six arrays. A block per
+// (x-tile, segment of kRowSegment rows, z); a thread per x keeps the running y-window sums.
+// Shared memory: xy_pass_shared_bytes.
+__global__ void box_xy_kernel(const float* f, const float* m, const float* w, bool is_mask, const double* stats,
+                              double* out, Dims d, int radius) {
+  extern __shared__ double rows[];
+  double* entering = rows;
+  double* leaving = rows + 3 * (int(blockDim.x) + 2 * radius);
+  const Moments s = moments_of(stats);
+  const int x0 = int(blockIdx.x * blockDim.x), x = x0 + int(threadIdx.x), z = int(blockIdx.z);
+  const int begin = int(blockIdx.y) * kRowSegment, end = min(begin + kRowSegment, d.ny);
+  double sums[kSums] = {0, 0, 0, 0, 0, 0};
+  for (int j = max(begin - radius, 0); j <= min(begin + radius, d.ny - 1); ++j) {
+    load_row(f, m, w, is_mask, s, d, x0, j, z, radius, entering);
     __syncthreads();
-    for (int k = 0; k < kSums; ++k) {
-      for (int i = threadIdx.x; i < nx; i += blockDim.x) {
-        const double wi = ws[i], fi = fs[i], mi = ms[i];
-        prefix[i] = k == kSumW    ? wi
-                    : k == kSumF  ? wi * fi
-                    : k == kSumM  ? wi * mi
-                    : k == kSumFF ? wi * fi * fi
-                    : k == kSumMM ? wi * mi * mi
-                                  : wi * fi * mi;
-      }
-      __syncthreads();
-      scan_and_box(prefix, nx, radius, out + k * d.n + base);
-    }
-  } else {
-    const std::size_t offset = blockIdx.y * d.n + base;
-    for (int i = threadIdx.x; i < nx; i += blockDim.x) prefix[i] = in[offset + i];
+    add_x_window(entering, radius, 1.0, sums);
     __syncthreads();
-    scan_and_box(prefix, nx, radius, out + offset);
+  }
+  for (int y = begin;; ++y) {
+    if (x < d.nx) {
+      const std::size_t i = (std::size_t(z) * d.ny + y) * d.nx + x;
+      for (int k = 0; k < kSums; ++k) out[k * d.n + i] = sums[k];
+    }
+    if (y + 1 == end) break;
+    const bool add = y + radius + 1 < d.ny, drop = y - radius >= 0;  // the same in the whole block
+    if (add) load_row(f, m, w, is_mask, s, d, x0, y + radius + 1, z, radius, entering);
+    if (drop) load_row(f, m, w, is_mask, s, d, x0, y - radius, z, radius, leaving);
+    __syncthreads();
+    if (add) add_x_window(entering, radius, 1.0, sums);
+    if (drop) add_x_window(leaving, radius, -1.0, sums);
+    __syncthreads();
   }
 }
 
@@ -220,59 +261,93 @@ __global__ void luo_window_kernel(cudaTextureObject_t fixed, cudaTextureObject_t
         }
         const double fi = tex3D<float>(fixed, u, v, t) - s.fixed_mean;
         const double mi = tex3D<float>(moving, u, v, t) - s.moving_mean;
-        acc[kSumW] += w;
-        acc[kSumF] += w * fi;
-        acc[kSumM] += w * mi;
-        acc[kSumFF] += w * fi * fi;
-        acc[kSumMM] += w * mi * mi;
-        acc[kSumFM] += w * fi * mi;
+        add_products(acc, w, fi, mi);
       }
   const std::size_t i = std::size_t(x) + std::size_t(d.nx) * (std::size_t(y) + std::size_t(d.ny) * z);
   for (int k = 0; k < kSums; ++k) sums[k * d.n + i] = acc[k];
 }
 
-// Per voxel: rho2 into the cost's partial sums; ANTs' gradient, or the exact gradient's four
-// terms into `terms` (4 arrays), which the exact gradient then window-sums.
+// Voxel i from its six window sums: ANTs' gradient into a.gradient_out (if asked), or the exact
+// gradient's four terms into `terms` (4 arrays of n, if not null), which the exact gradient
+// then window-sums. Returns w rho2, the voxel's share of the cost.
+__device__ __forceinline__ double correlate_voxel(const VoxelArgs& a, const Moments& s, const double sums[kSums],
+                                                  std::size_t i, double* terms) {
+  const std::size_t n = a.d.n;
+  const double w = weight_of(a.weight, a.weight_is_mask, i);
+  if (!(w > 0.0)) {
+    if (terms != nullptr) {
+      for (int k = 0; k < kExactTerms; ++k) terms[k * n + i] = 0.0;
+    } else if (a.gradient_out != nullptr) {
+      write_zero_gradient(a, i);
+    }
+    return 0.0;
+  }
+  const double window = sums[kSumW], sf = sums[kSumF], sm = sums[kSumM];
+  const double fbar = sf / window, mbar = sm / window;
+  const double cross = sums[kSumFM] - fbar * sm;
+  const double fixed_ss = sums[kSumFF] - fbar * sf;
+  const double moving_ss = sums[kSumMM] - mbar * sm;
+  // window_correlation (local_cc.hpp)
+  const bool flat = !(fixed_ss > kFlatWindowVarianceFraction * window * s.fixed_variance) ||
+                    !(moving_ss > kFlatWindowVarianceFraction * window * s.moving_variance);
+  const double rho2 = flat ? 1.0 : cross * cross / (fixed_ss * moving_ss);
+  const double alpha = flat ? 0.0 : 2.0 * cross / (fixed_ss * moving_ss);
+  const double beta = flat ? 0.0 : cross / moving_ss;
+  if (terms != nullptr) {
+    terms[0 * n + i] = w * alpha;
+    terms[1 * n + i] = w * alpha * fbar;
+    terms[2 * n + i] = w * alpha * beta;
+    terms[3 * n + i] = w * alpha * beta * mbar;
+  } else if (a.gradient_out != nullptr) {
+    const double f = a.fixed[i] - s.fixed_mean, m = a.moving[i] - s.moving_mean;
+    const double d_cost_d_m = -(w * w / s.total_weight) * alpha * ((f - fbar) - beta * (m - mbar));
+    write_world_gradient(a, i, d_cost_d_m);
+  }
+  return w * rho2;
+}
+
+// Luo's correlation pass: correlate_voxel over the six window sums in `sums` (6 arrays of n);
+// the block's share of sum w rho2 into partials[blockIdx.x].
 __global__ void correlate_kernel(VoxelArgs a, const double* stats, const double* sums, double* terms,
                                  double* partials) {
   const Moments s = moments_of(stats);
   const std::size_t n = a.d.n;
-  const bool want_gradient = a.gradient_out != nullptr;
-  const bool exact = terms != nullptr;
   double weighted_rho2 = 0.0;
   for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += std::size_t(gridDim.x) * blockDim.x) {
-    const double w = weight_of(a.weight, a.weight_is_mask, i);
-    if (!(w > 0.0)) {
-      if (exact) {
-        for (int k = 0; k < kExactTerms; ++k) terms[k * n + i] = 0.0;
-      } else if (want_gradient) {
-        write_zero_gradient(a, i);
-      }
-      continue;
+    double v[kSums];
+    for (int k = 0; k < kSums; ++k) v[k] = sums[k * n + i];
+    weighted_rho2 += correlate_voxel(a, s, v, i, terms);
+  }
+  weighted_rho2 = block_sum(weighted_rho2);
+  if (threadIdx.x == 0) partials[blockIdx.x] = weighted_rho2;
+}
+
+// The separable scheme's z pass fused with the correlation: a thread per segment of
+// kColumnSegment voxels of a z-column slides the running z-window sums of the xy sums (6 arrays
+// of n) and calls correlate_voxel at each voxel; the block's share of sum w rho2 into
+// partials[blockIdx.x].
+__global__ void box_z_correlate_kernel(VoxelArgs a, const double* stats, const double* xy, double* terms,
+                                       double* partials, int radius) {
+  const Moments s = moments_of(stats);
+  const Dims d = a.d;
+  const std::size_t plane = std::size_t(d.nx) * d.ny;
+  const std::size_t segments = (std::size_t(d.nz) + kColumnSegment - 1) / kColumnSegment;
+  const std::size_t id = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  double weighted_rho2 = 0.0;
+  if (id < plane * segments) {  // no early return: the whole block takes part in block_sum
+    const std::size_t column = id % plane;
+    const int begin = int(id / plane) * kColumnSegment, end = min(begin + kColumnSegment, d.nz);
+    double sums[kSums] = {0, 0, 0, 0, 0, 0};
+    for (int j = max(begin - radius, 0); j <= min(begin + radius, d.nz - 1); ++j)
+      for (int k = 0; k < kSums; ++k) sums[k] += xy[k * d.n + column + j * plane];
+    for (int z = begin; z < end; ++z) {
+      weighted_rho2 += correlate_voxel(a, s, sums, column + z * plane, terms);
+      if (z + radius + 1 < d.nz)
+        for (int k = 0; k < kSums; ++k) sums[k] += xy[k * d.n + column + (z + radius + 1) * plane];
+      if (z - radius >= 0)
+        for (int k = 0; k < kSums; ++k) sums[k] -= xy[k * d.n + column + (z - radius) * plane];
     }
-    const double window = sums[kSumW * n + i], sf = sums[kSumF * n + i], sm = sums[kSumM * n + i];
-    const double fbar = sf / window, mbar = sm / window;
-    const double cross = sums[kSumFM * n + i] - fbar * sm;
-    const double fixed_ss = sums[kSumFF * n + i] - fbar * sf;
-    const double moving_ss = sums[kSumMM * n + i] - mbar * sm;
-    // window_correlation (local_cc.hpp)
-    const bool flat = !(fixed_ss > kFlatWindowVarianceFraction * window * s.fixed_variance) ||
-                      !(moving_ss > kFlatWindowVarianceFraction * window * s.moving_variance);
-    const double rho2 = flat ? 1.0 : cross * cross / (fixed_ss * moving_ss);
-    const double alpha = flat ? 0.0 : 2.0 * cross / (fixed_ss * moving_ss);
-    const double beta = flat ? 0.0 : cross / moving_ss;
-    if (exact) {
-      terms[0 * n + i] = w * alpha;
-      terms[1 * n + i] = w * alpha * fbar;
-      terms[2 * n + i] = w * alpha * beta;
-      terms[3 * n + i] = w * alpha * beta * mbar;
-    } else if (want_gradient) {
-      const double f = a.fixed[i] - s.fixed_mean, m = a.moving[i] - s.moving_mean;
-      const double d_cost_d_m = -(w * w / s.total_weight) * alpha * ((f - fbar) - beta * (m - mbar));
-      write_world_gradient(a, i, d_cost_d_m);
-    }
-    weighted_rho2 += w * rho2;
   }
   weighted_rho2 = block_sum(weighted_rho2);
   if (threadIdx.x == 0) partials[blockIdx.x] = weighted_rho2;
@@ -306,8 +381,8 @@ __global__ void finish_cost_kernel(const double* stats, double* cost_out) {
 void separable_box_sums(double* a, double* b, int count, Dims d, int radius, int threads, cudaStream_t stream) {
   const int x_threads = std::min(threads, std::max(32, (d.nx + 31) / 32 * 32));
   const std::size_t rows = std::size_t(d.ny) * d.nz;
-  box_x_kernel<false><<<dim3(unsigned(rows), unsigned(count)), x_threads, x_pass_shared_bytes(d.nx, false),
-                         stream>>>(nullptr, nullptr, nullptr, false, nullptr, a, a, d, radius);
+  box_x_kernel<<<dim3(unsigned(rows), unsigned(count)), x_threads, x_pass_shared_bytes(d.nx), stream>>>(a, a, d,
+                                                                                                     radius);
   RP_CUDA_CHECK_LAUNCH("box_x_kernel");
   for (int axis = 1; axis <= 2; ++axis) {
     const int length = axis == 1 ? d.ny : d.nz;
@@ -377,8 +452,10 @@ void LccWorkspace::release_textures() {
   array_dims[0] = array_dims[1] = array_dims[2] = 0;
 }
 
-std::size_t x_pass_shared_bytes(int nx, bool products) {
-  return std::size_t(nx) * sizeof(double) * (products ? 4 : 1);
+std::size_t x_pass_shared_bytes(int nx) { return std::size_t(nx) * sizeof(double); }
+
+std::size_t xy_pass_shared_bytes(int threads, int radius) {
+  return std::size_t(2 * 3) * std::size_t(threads + 2 * radius) * sizeof(double);
 }
 
 std::size_t lcc_workspace_bytes(std::size_t voxels, WindowScheme scheme, bool weighted) {
@@ -395,22 +472,27 @@ void run_local_cc(const LccProblem& p, LccWorkspace& ws, int sm_count, std::size
   const bool separable = p.scheme == WindowScheme::separable;
   const bool want_gradient = p.gradient_out != nullptr;
   const bool exact = want_gradient && p.exact && separable;
+  const int xy_threads = std::min(threads, std::max(32, (p.nx + 31) / 32 * 32));
   if (separable) {
-    const std::size_t bytes = x_pass_shared_bytes(p.nx, true);
+    const std::size_t bytes = xy_pass_shared_bytes(xy_threads, p.radius);
+    if (bytes > 48 * 1024) set_shared_limit(reinterpret_cast<const void*>(&box_xy_kernel), bytes);
+  }
+  if (exact) {
+    const std::size_t bytes = x_pass_shared_bytes(p.nx);
     if (bytes > shared_optin)
-      throw rp::Error(RP_UNSUPPORTED, "cuda.lcc scheme=separable holds an x-line in shared memory: nx=" +
+      throw rp::Error(RP_UNSUPPORTED, "cuda.lcc gradient=exact holds an x-line in shared memory: nx=" +
                                           std::to_string(p.nx) + " needs " + std::to_string(bytes) +
                                           " bytes, the device allows " + std::to_string(shared_optin) +
-                                          "; use scheme=luo or cpu.lcc");
-    if (bytes > 48 * 1024) {
-      set_shared_limit(reinterpret_cast<const void*>(&box_x_kernel<true>), bytes);
-      set_shared_limit(reinterpret_cast<const void*>(&box_x_kernel<false>), x_pass_shared_bytes(p.nx, false));
-    }
+                                          "; use gradient=ants or cpu.lcc");
+    if (bytes > 48 * 1024) set_shared_limit(reinterpret_cast<const void*>(&box_x_kernel), bytes);
   }
+  // The fused z pass writes a partial sum per block: more blocks than a grid-stride reduction.
+  const std::size_t z_items = std::size_t(p.nx) * p.ny * ((std::size_t(p.nz) + kColumnSegment - 1) / kColumnSegment);
+  const std::size_t z_blocks = (z_items + threads - 1) / threads;
   ws.stats.ensure(kStatCount);
-  ws.partials.ensure(std::size_t(kMaxReduceBlocks) * 3);
+  ws.partials.ensure(std::max(std::size_t(kMaxReduceBlocks) * 3, separable ? z_blocks : 0));
   ws.sums_a.ensure(kSums * d.n);
-  if (separable) ws.sums_b.ensure(kSums * d.n);
+  if (exact) ws.sums_b.ensure(kSums * d.n);
 
   // Global moments.
   const int blocks = reduce_blocks(d.n, threads);
@@ -425,24 +507,23 @@ void run_local_cc(const LccProblem& p, LccWorkspace& ws, int sm_count, std::size
   finish_sums<<<2, 256, 0, stream>>>(ws.partials.get(), blocks, 2, ws.stats.get() + kStatVarF);
   RP_CUDA_CHECK_LAUNCH("finish_sums");
 
-  // The six window sums, into sums_a.
+  // The window sums (separable: x and y only, z in the correlation pass), into sums_a; then the
+  // correlation, the cost's partial sums and the gradient (or the exact gradient's terms, in b).
   double* a = ws.sums_a.get();
   double* b = ws.sums_b.get();
+  const VoxelArgs args = voxel_args(p);
+  double* terms = exact ? b : nullptr;
+  int partial_count = blocks;
   if (separable) {
-    const int x_threads = std::min(threads, std::max(32, (p.nx + 31) / 32 * 32));
-    box_x_kernel<true><<<unsigned(std::size_t(p.ny) * p.nz), x_threads, x_pass_shared_bytes(p.nx, true), stream>>>(
-        p.fixed, p.moving, p.weight, p.weight_is_mask, ws.stats.get(), nullptr, b, d, p.radius);
-    RP_CUDA_CHECK_LAUNCH("box_x_kernel<true>");
-    // y: b -> a, z: a -> b; then swap so that the sums are in `a`.
-    for (int axis = 1; axis <= 2; ++axis) {
-      const int length = axis == 1 ? d.ny : d.nz;
-      const std::size_t columns = axis == 1 ? std::size_t(d.nx) * d.nz : std::size_t(d.nx) * d.ny;
-      const std::size_t items = columns * ((std::size_t(length) + kColumnSegment - 1) / kColumnSegment);
-      box_column_kernel<<<dim3(unsigned((items + threads - 1) / threads), kSums), threads, 0, stream>>>(
-          axis == 1 ? b : a, axis == 1 ? a : b, d, axis, p.radius);
-      RP_CUDA_CHECK_LAUNCH("box_column_kernel");
-    }
-    std::swap(a, b);
+    const dim3 grid(unsigned((p.nx + xy_threads - 1) / xy_threads), unsigned((p.ny + kRowSegment - 1) / kRowSegment),
+                    unsigned(p.nz));
+    box_xy_kernel<<<grid, xy_threads, xy_pass_shared_bytes(xy_threads, p.radius), stream>>>(
+        p.fixed, p.moving, p.weight, p.weight_is_mask, ws.stats.get(), a, d, p.radius);
+    RP_CUDA_CHECK_LAUNCH("box_xy_kernel");
+    partial_count = int(z_blocks);
+    box_z_correlate_kernel<<<unsigned(z_blocks), threads, 0, stream>>>(args, ws.stats.get(), a, terms,
+                                                                        ws.partials.get(), p.radius);
+    RP_CUDA_CHECK_LAUNCH("box_z_correlate_kernel");
   } else {
     bind_textures(p, ws, stream);
     const int rows_per_block = std::max(1, threads / 32);
@@ -451,14 +532,10 @@ void run_local_cc(const LccProblem& p, LccWorkspace& ws, int sm_count, std::size
         ws.textures[0], ws.textures[1], ws.textures[2], p.weight != nullptr, p.weight_is_mask, ws.stats.get(), d,
         p.radius, a);
     RP_CUDA_CHECK_LAUNCH("luo_window_kernel");
+    correlate_kernel<<<blocks, threads, 0, stream>>>(args, ws.stats.get(), a, terms, ws.partials.get());
+    RP_CUDA_CHECK_LAUNCH("correlate_kernel");
   }
-
-  // The correlation, the cost and the gradient.
-  const VoxelArgs args = voxel_args(p);
-  double* terms = exact ? b : nullptr;
-  correlate_kernel<<<blocks, threads, 0, stream>>>(args, ws.stats.get(), a, terms, ws.partials.get());
-  RP_CUDA_CHECK_LAUNCH("correlate_kernel");
-  finish_sums<<<1, 256, 0, stream>>>(ws.partials.get(), blocks, 1, ws.stats.get() + kStatRho);
+  finish_sums<<<1, 256, 0, stream>>>(ws.partials.get(), partial_count, 1, ws.stats.get() + kStatRho);
   RP_CUDA_CHECK_LAUNCH("finish_sums");
   if (exact) {
     // The terms in b: x in place, y into a, z back into b.

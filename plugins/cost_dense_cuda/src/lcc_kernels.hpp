@@ -16,7 +16,7 @@ namespace regpipe::cost_dense_cuda {
 using regpipe_common_cuda::DeviceBuffer;
 
 enum class WindowScheme {
-  separable,  // ours: the six window sums by running sums along x, y, z (three passes)
+  separable,  // ours: x and y window sums in one pass, z fused with the correlation (two passes)
   luo         // Luo et al. 2015: one thread per voxel summing its (2r+1)^3 window from textures
 };
 
@@ -35,7 +35,7 @@ class LccWorkspace {
   LccWorkspace(const LccWorkspace&) = delete;
   LccWorkspace& operator=(const LccWorkspace&) = delete;
 
-  DeviceBuffer<double> sums_a, sums_b;  // 6 arrays of N doubles each
+  DeviceBuffer<double> sums_a, sums_b;  // 6 arrays of N doubles each (sums_b: the exact gradient only)
   DeviceBuffer<double> partials;        // per block partial sums
   DeviceBuffer<double> stats;           // global sums (kStat*)
   // Luo: 3D arrays of the fixed, moving and weight images, and their texture objects.
@@ -49,8 +49,10 @@ class LccWorkspace {
 // before allocating).
 std::size_t lcc_workspace_bytes(std::size_t voxels, WindowScheme scheme, bool weighted);
 
-// Largest x-line the separable scheme's x pass takes in shared memory (bytes per block).
-std::size_t x_pass_shared_bytes(int nx, bool products);
+// Shared memory of the x pass of one array (the exact gradient's terms): a whole x-line.
+std::size_t x_pass_shared_bytes(int nx);
+// Shared memory of the separable scheme's xy pass: two rows of w, f, m with the radius' halo.
+std::size_t xy_pass_shared_bytes(int threads, int radius);
 
 // Enqueues the whole evaluation on `stream`: writes the cost (double) to *cost_out (device
 // address; page-locked host memory through its device view works) and, if asked, the world
