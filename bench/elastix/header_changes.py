@@ -17,12 +17,11 @@ import sys
 import nibabel
 import numpy as np
 
-from transforms import LPS_RAS_FLIP, centre_of_mass, rigid_about, write_world_ras_forward
+from transforms import centre_of_mass, rigid_about, save_header_changed
 
 
 def main(moving_path, out_dir, count, seed):
     image = nibabel.load(moving_path)
-    data = np.asarray(image.dataobj)
     centre = centre_of_mass(image)
     rng = np.random.default_rng(seed)
     os.makedirs(out_dir, exist_ok=True)
@@ -32,12 +31,7 @@ def main(moving_path, out_dir, count, seed):
         else:
             axis = rng.normal(size=3)
             change = rigid_about(axis, rng.uniform(2.0, 20.0), centre, rng.uniform(-10.0, 10.0, 3))
-        affine_ras = LPS_RAS_FLIP @ change @ LPS_RAS_FLIP @ image.affine
-        copy = nibabel.Nifti1Image(data, affine_ras, image.header)
-        copy.set_qform(affine_ras, code=1)
-        copy.set_sform(affine_ras, code=1)
-        nibabel.save(copy, os.path.join(out_dir, f"change_{i:02d}.nii.gz"))
-        write_world_ras_forward(os.path.join(out_dir, f"change_{i:02d}.txt"), change)
+        save_header_changed(image, change, out_dir, f"change_{i:02d}")
     print(f"wrote {count + 1} copies of {moving_path} to {out_dir}")
 
 

@@ -5,6 +5,7 @@ ITK's and elastix's world frame). The definitions mirror framework/src/transform
 (rigid_about, centre_of_mass, mean_displacement_mm), framework/src/driver/run_pipeline.cpp
 (foreground_threshold) and framework/src/io/transform_io.cpp (the RAS world matrix file).
 """
+import os
 import re
 
 import nibabel
@@ -26,6 +27,17 @@ def read_world_ras_forward(path):
 def write_world_ras_forward(path, ref_to_mov):
     forward_ras = LPS_RAS_FLIP @ np.linalg.inv(ref_to_mov) @ LPS_RAS_FLIP
     np.savetxt(path, forward_ras, fmt="%.17g")
+
+
+def save_header_changed(image, change, out_dir, name):
+    """Writes OUT_DIR/NAME.nii.gz, the image's voxels with its header moved by the world change
+    (LPS, as rigid_about gives), and NAME.txt, the change as a world matrix file."""
+    affine_ras = LPS_RAS_FLIP @ change @ LPS_RAS_FLIP @ image.affine
+    copy = nibabel.Nifti1Image(np.asarray(image.dataobj), affine_ras, image.header)
+    copy.set_qform(affine_ras, code=1)
+    copy.set_sform(affine_ras, code=1)
+    nibabel.save(copy, os.path.join(out_dir, f"{name}.nii.gz"))
+    write_world_ras_forward(os.path.join(out_dir, f"{name}.txt"), change)
 
 
 def read_elastix_affine(path):
