@@ -170,7 +170,7 @@ TEST_F(CliTest, AFailedRunLeavesNoNewFolder) {
 TEST_F(CliTest, ProgressWithoutATerminalIsLinesThatOnlyGoForward) {
   int status = -1;
   const std::string out = run("run " + quoted(pipeline()) + " --set registration.cost.plugin=cpu.cr" +
-                                  " --set registration.levels_mm=[8,4,2]",
+                                  " --set registration.levels_mm=[8,4,2] --set registration.min_sampling_mm=0",
                               &status);
   ASSERT_EQ(status, 0) << out;
   std::vector<int> percents;

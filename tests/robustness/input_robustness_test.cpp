@@ -188,7 +188,11 @@ TEST_F(InputRobustness, ASecondRunIntoAFolderInUseIsRefusedAndTheFirstCompletes)
 TEST_F(InputRobustness, ALevelTooFineToHoldIsRefusedNamingOneThatFits) {
   for (const char* level : {"0.001", "1e-300"}) {
     std::string out;
-    expect_refused(run("run", std::string("--set 'registration.levels_mm=[") + level + "]'", &out), out,
+    // min_sampling_mm 0: the level as asked (by default it would run at the images' voxels).
+    expect_refused(run("run", std::string("--set registration.min_sampling_mm=0 --set 'registration.levels_mm=[") +
+                                  level + "]'",
+                       &out),
+                   out,
                    {"registration.levels_mm: a " + std::string(level == std::string("0.001") ? "0.001" : "1e-300") +
                         " mm level of a 40x40x40 image", "more than this machine can hold", "mm and coarser fit"});
     EXPECT_FALSE(fs::exists(result())) << level;
