@@ -1,8 +1,8 @@
 // optim.syn's `device: cuda` (syn_register_device, its fields on the GPU, cuda.lcc evaluated on
 // device memory) against `device: host` (syn_register, cuda.lcc on host memory) through the
 // plugin host: the same forward and inverse warps (bit for bit on an H200; held to 1e-5 mm),
-// and a cost that takes host memory only refused with a message naming device: host. Skipped
-// without a CUDA device or cuda.lcc.
+// and a cost that takes host memory only refused with a message naming device: host; device:
+// auto choosing by the cost. Skipped without a CUDA device or cuda.lcc.
 #include "support/test_support.hpp"
 
 #include <regpipe/host/components.hpp>
@@ -59,9 +59,9 @@ class OptimSynDevice : public ::testing::Test {
     moving_.data = moving_values_.data();
   }
 
-  Result run(const std::string& device, const std::string& cost_id) {
+  Result run(const std::string& device, const std::string& cost_id, HostServices& optimizer_services = services()) {
     const Component& oc = host().require(RP_KIND_OPTIMIZER, "optim.syn");
-    OptimizerInstance syn(oc, services(),
+    OptimizerInstance syn(oc, optimizer_services,
                           resolve_params(oc, {{"iterations", "10x5"}, {"shrink_factors", "2x1"},
                                               {"smoothing_sigmas", "1x0"}, {"device", device}}));
     const Component& cc = host().require(RP_KIND_COST, cost_id);
@@ -97,6 +97,24 @@ TEST_F(OptimSynDevice, CudaEqualsHostWithCudaLcc) {
               forward, inverse, largest);
   EXPECT_LE(forward, 1e-5);
   EXPECT_LE(inverse, 1e-5);
+}
+
+// device: auto (the default) follows the cost through abi.h 1.6's cost_device: on cuda.lcc's
+// GPU with the same result as device: cuda, on the host with cpu.lcc. optim.syn's summary line
+// (info level) says where the fields were.
+TEST_F(OptimSynDevice, AutoFollowsTheCostsDevice) {
+  HostServices verbose(RP_LOG_INFO);
+  testing::internal::CaptureStderr();
+  const Result automatic = run("auto", "cuda.lcc", verbose);
+  std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("fields on cuda:0 (device: auto)"), std::string::npos) << log;
+  EXPECT_LE(max_difference(automatic.forward.vectors, run("cuda", "cuda.lcc").forward.vectors), 0.0);
+
+  if (host().find(RP_KIND_COST, "cpu.lcc") == nullptr) GTEST_SKIP() << "cpu.lcc is not built here";
+  testing::internal::CaptureStderr();
+  run("auto", "cpu.lcc", verbose);
+  log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("fields on the host (device: auto)"), std::string::npos) << log;
 }
 
 TEST_F(OptimSynDevice, CudaRefusesAHostOnlyCost) {

@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 #define RP_ABI_MAJOR 1
-#define RP_ABI_MINOR 5
+#define RP_ABI_MINOR 6
 
 #if defined(_WIN32)
 #define RP_EXPORT __declspec(dllexport)
@@ -510,6 +510,12 @@ typedef struct rp_deformable_problem {
                                        initial_matrix * (p + u(p)) */
   rp_field *inverse_out;            /* [out, nullable] the same grid: v with
                                        p + u(p) + v(p + u(p)) = p (ANTs' InverseWarp) */
+  int32_t cost_device;              /* [1.6] the GPU the cost computes on (its
+                                       RP_EXT_DEVICE_IMAGE device(), else RP_EXT_DEVICE_INFO's
+                                       device), or -1: a CPU cost. Absent (a 1.5 host): read
+                                       as -1. Lets an optimizer keep its fields where the cost
+                                       computes; the cost may still refuse RP_MEMORY_DEVICE
+                                       requests (RP_UNSUPPORTED), so be ready to fall back. */
 } rp_deformable_problem;
 
 typedef struct rp_optimizer_deformable_ext {

@@ -254,6 +254,11 @@ void OptimizerInstance::register_deformable(const rp_image& fixed, const rp_imag
   problem.dense = cost.dense_;
   problem.forward_out = &forward;
   problem.inverse_out = inverse;
+  // Where the cost computes: its device-image extension's device, else the one it describes
+  // (RP_EXT_DEVICE_INFO: a GPU cost such as cuda.lcc), else -1 (the CPU).
+  problem.cost_device = cost.device();
+  if (problem.cost_device < 0)
+    if (const std::optional<DeviceDescription> d = cost.device_description()) problem.cost_device = d->device;
   const rp_status s = call_plugin(*component_, "register_deformable",
                                   [&] { return deformable_->register_deformable(self_, &problem); });
   if (s == RP_OK) return;

@@ -7,7 +7,7 @@
 
 namespace regpipe::optim_syn {
 
-const char* const kDeviceChoices[] = {"host", "cuda", nullptr};
+const char* const kDeviceChoices[] = {"auto", "host", "cuda", nullptr};
 
 // Named and defaulted as antsRegistration's --transform SyN[...], --convergence,
 // --shrink-factors and --smoothing-sigmas.
@@ -30,10 +30,11 @@ const rp_param_desc kSynParams[kSynParamCount] = {
      "a level stops once the metric's fitted falling slope over the window is below this"},
     {sizeof(rp_param_desc), "convergence_window", RP_PARAM_INT, "10", 2, 1000, nullptr, "iterations",
      "metric values the convergence slope is fitted to (--convergence [.., .., window])"},
-    {sizeof(rp_param_desc), "device", RP_PARAM_ENUM, "host", 0, 0, kDeviceChoices, "",
-     "where the fields live: host (CPU) or cuda (GPU; needs a cost taking device memory, e.g. cuda.lcc)"},
+    {sizeof(rp_param_desc), "device", RP_PARAM_ENUM, "auto", 0, 0, kDeviceChoices, "",
+     "where the fields live: auto (on the cost's GPU when it takes device memory, e.g. cuda.lcc, "
+     "else the CPU), host (CPU) or cuda (GPU cuda_device; needs a cost taking device memory)"},
     {sizeof(rp_param_desc), "cuda_device", RP_PARAM_INT, "0", 0, 63, nullptr, "",
-     "CUDA device index for device: cuda (the cost's own device)"},
+     "CUDA device index for device: cuda (the cost's own device; auto takes the cost's)"},
 };
 
 namespace {

@@ -91,12 +91,52 @@ std::string format(double v) {
   return b;
 }
 
+#ifdef REGPIPE_OPTIM_SYN_WITH_CUDA
+// syn_register_device with the fields on GPU `device` and the cost evaluating from device memory
+// there; `refused` is set when the cost returns RP_UNSUPPORTED for device memory.
+syn::SynResult register_on_device(const rp_deformable_problem& p, const syn::SynOptions& options,
+                                  const syn::SynObserver& observer, int device, long& evaluations, bool& refused) {
+  regpipe_common_cuda::select_device(device, "optim.syn with device: host");
+  struct Stream {
+    cudaStream_t s = nullptr;
+    Stream() { RP_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+    ~Stream() { cudaStreamDestroy(s); }
+  } stream;
+  void* const cost = p.cost;
+  const rp_cost_dense_ext* const dense = p.dense;
+  const regpipe_common_cuda::DeviceSynMetric metric = [cost, dense, device, &evaluations, &refused](
+                                                          const regpipe_common::FieldGeometry& grid,
+                                                          const float* fixed, const float* moving,
+                                                          const float* mask, float* gradient, cudaStream_t) {
+    double value = 0.0;
+    const rp_dense_cost_request r = regpipe_common::dense_cost_request(
+        grid, {fixed, moving, mask, &value, gradient}, RP_MEMORY_DEVICE, device);
+    ++evaluations;
+    const rp_status s = dense->evaluate_dense(cost, &r);
+    if (s == RP_UNSUPPORTED) {
+      refused = true;
+      throw rp::Error(s, "optim.syn: device: cuda needs a cost whose RP_EXT_DENSE_COST takes device memory "
+                         "(RP_MEMORY_DEVICE, e.g. cuda.lcc); this cost refused it: use device: host");
+    }
+    if (s != RP_OK)
+      throw rp::Error(s, std::string("optim.syn: the cost's evaluate_dense failed (") + status_text(s) + ")");
+    if (!std::isfinite(value))
+      throw rp::Error(RP_INTERNAL, "optim.syn: the cost's evaluate_dense returned a non-finite cost");
+    return value;
+  };
+  return regpipe_common_cuda::syn_register_device(*p.fixed, *p.moving, p.fixed_mask, options, metric,
+                                                  p.initial_matrix, observer, stream.s);
+}
+#endif
+
 }  // namespace
 
 SynOptimizer::SynOptimizer(const rp_host* host, const rp::Params& params)
     : host_(host), options_(syn_options_from(params)) {
   const std::string device = params.get_string(kSynParams[kDevice].name);
-  if (device != "host" && device != "cuda") refuse("device '" + device + "' is not one of host, cuda");
+  if (device != "auto" && device != "host" && device != "cuda")
+    refuse("device '" + device + "' is not one of auto, host, cuda");
+  auto_device_ = device == "auto";
   on_cuda_ = device == "cuda";
   const long long index = params.get_int(kSynParams[kCudaDevice].name);
   rp::Params::check_range(kSynParams[kCudaDevice].name, double(index), kSynParams[kCudaDevice].min,
@@ -159,49 +199,40 @@ void SynOptimizer::register_deformable(const rp_deformable_problem& p) {
   };
   if (cancelled()) throw rp::Error(RP_CANCELLED, "optim.syn: cancelled before starting");
 
-  syn::SynResult result;
-  if (!on_cuda_) {
-    result = syn::syn_register(*p.fixed, *p.moving, p.fixed_mask, options, p.initial_matrix, observer);
-  } else {
+  // device: auto follows the cost (abi.h 1.6's cost_device): the GPU it computes on, where this
+  // build has the device loop; a cost there that refuses device memory sends it to the CPU.
+  const int32_t cost_device = RP_HAS_MEMBER(&p, rp_deformable_problem, cost_device) ? p.cost_device : -1;
+  bool on_cuda = on_cuda_;
+  int cuda_device = cuda_device_;
 #ifdef REGPIPE_OPTIM_SYN_WITH_CUDA
-    // The fields on the GPU; the cost evaluates from device memory on its device, which must be
-    // cuda_device (a cost on another device refuses the request, naming it).
-    regpipe_common_cuda::select_device(cuda_device_, "optim.syn with device: host");
-    struct Stream {
-      cudaStream_t s = nullptr;
-      Stream() { RP_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-      ~Stream() { cudaStreamDestroy(s); }
-    } stream;
-    const int device = cuda_device_;
-    const regpipe_common_cuda::DeviceSynMetric metric = [cost, dense, device, &evaluations](
-                                                            const regpipe_common::FieldGeometry& grid,
-                                                            const float* fixed, const float* moving,
-                                                            const float* mask, float* gradient, cudaStream_t) {
-      double value = 0.0;
-      const rp_dense_cost_request r = regpipe_common::dense_cost_request(
-          grid, {fixed, moving, mask, &value, gradient}, RP_MEMORY_DEVICE, device);
-      ++evaluations;
-      const rp_status s = dense->evaluate_dense(cost, &r);
-      if (s == RP_UNSUPPORTED)
-        throw rp::Error(s, "optim.syn: device: cuda needs a cost whose RP_EXT_DENSE_COST takes device memory "
-                           "(RP_MEMORY_DEVICE, e.g. cuda.lcc); this cost refused it: use device: host");
-      if (s != RP_OK)
-        throw rp::Error(s, std::string("optim.syn: the cost's evaluate_dense failed (") + status_text(s) + ")");
-      if (!std::isfinite(value))
-        throw rp::Error(RP_INTERNAL, "optim.syn: the cost's evaluate_dense returned a non-finite cost");
-      return value;
-    };
-    result = regpipe_common_cuda::syn_register_device(*p.fixed, *p.moving, p.fixed_mask, options, metric,
-                                                      p.initial_matrix, observer, stream.s);
-#endif
+  if (auto_device_ && cost_device >= 0) {
+    on_cuda = true;
+    cuda_device = cost_device;
   }
+#endif
+  syn::SynResult result;
+#ifdef REGPIPE_OPTIM_SYN_WITH_CUDA
+  if (on_cuda) {
+    bool refused = false;  // the cost returned RP_UNSUPPORTED for device memory
+    try {
+      result = register_on_device(p, options, observer, cuda_device, evaluations, refused);
+    } catch (const rp::Error&) {
+      if (!(auto_device_ && refused)) throw;
+      log(RP_LOG_INFO, "optim.syn: the cost refused device memory: the CPU loop runs (device: auto)");
+      on_cuda = false;
+      evaluations = 0;
+    }
+  }
+#endif
+  if (!on_cuda) result = syn::syn_register(*p.fixed, *p.moving, p.fixed_mask, options, p.initial_matrix, observer);
 
   const regpipe_common::FieldGeometry full = syn::geometry_of(*p.fixed);
   write_field(result.forward, full, *p.forward_out);
   if (p.inverse_out != nullptr) write_field(result.inverse, full, *p.inverse_out);
 
   std::ostringstream summary;
-  summary << "optim.syn: " << evaluations << " dense cost evaluations; levels";
+  summary << "optim.syn: fields on " << (on_cuda ? "cuda:" + std::to_string(cuda_device) : std::string("the host"))
+          << (auto_device_ ? " (device: auto)" : "") << ", " << evaluations << " dense cost evaluations; levels";
   for (const syn::SynLevelReport& l : result.levels)
     summary << " [shrink " << l.shrink_factor << ": " << l.metric_values.size() << " iterations"
             << (l.converged ? ", converged" : "") << ", metric "

@@ -17,7 +17,8 @@ class SynOptimizer {
   void minimize(const rp_objective& objective, double* x_inout, double* f_out);
   // Checks the problem (rp::Error(RP_INVALID_ARGUMENT) naming what is wrong), runs syn_register
   // with the cost's evaluate_dense as the metric (device: host), or syn_register_device with
-  // it on device memory (device: cuda, built with CUDA), writes forward_out and inverse_out.
+  // it on device memory (device: cuda, built with CUDA; device: auto when the problem's
+  // cost_device says the cost takes device memory), writes forward_out and inverse_out.
   void register_deformable(const rp_deformable_problem& problem);
 
  private:
@@ -27,7 +28,8 @@ class SynOptimizer {
 
   const rp_host* host_;
   regpipe_common::syn::SynOptions options_;
-  bool on_cuda_ = false;  // device: cuda (syn_register_device, plugins/common_cuda)
+  bool auto_device_ = true;  // device: auto (the cost's device, per problem)
+  bool on_cuda_ = false;     // device: cuda (syn_register_device, plugins/common_cuda)
   int cuda_device_ = 0;
 };
 
