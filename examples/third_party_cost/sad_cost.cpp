@@ -1,5 +1,7 @@
 // org.example.cost.sad: mean absolute intensity difference, as a third party would write a
-// cost plugin — only <regpipe/abi.h> and <regpipe/plugin.hpp>, no regpipe sources.
+// cost plugin — only <regpipe/abi.h> and <regpipe/plugin.hpp>, no regpipe sources. It offers
+// the affine `evaluate` and the dense gradient of RP_EXT_DENSE_COST (abi.h 1.5), so it also
+// drives a deformable (syn) stage with optim.syn.
 #include <regpipe/plugin.hpp>
 
 #include <cmath>
@@ -97,12 +99,54 @@ class SadCost {
     }
   }
 
+  // RP_EXT_DENSE_COST: both images already on one grid. The cost is the mean |m - f| over the
+  // voxels the mask keeps; its derivative with respect to the displacement u of a voxel's moving
+  // sampling point is sign(m - f) * grad m / N, grad m in LPS mm (central differences on the
+  // grid, one-sided at its faces, through the inverse of the grid's voxel -> world matrix).
+  void evaluate_dense(const rp_dense_cost_request& r) {
+    if (r.memory != RP_MEMORY_HOST) throw rp::Error(RP_UNSUPPORTED, "org.example.cost.sad takes host memory only");
+    double world_to_voxel[16];
+    if (!invert(r.voxel_to_world, world_to_voxel)) throw rp::Error(RP_INVALID_ARGUMENT, "the grid's matrix is singular");
+    const size_t nx = r.dims[0], ny = r.dims[1], nz = r.dims[2], n = nx * ny * nz;
+    auto counts = [&](size_t i) { return r.fixed_mask == nullptr || r.fixed_mask[i] > 0.0f; };
+    double sum = 0, count = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (!counts(i)) continue;
+      if (!std::isfinite(r.fixed[i]) || !std::isfinite(r.moving[i]))
+        throw rp::Error(RP_INVALID_ARGUMENT, "a voxel is not finite");
+      sum += std::fabs(double(r.moving[i]) - r.fixed[i]);
+      count += 1;
+    }
+    *r.cost_out = count > 0 ? sum / count : 0.0;
+    if (r.gradient_out == nullptr) return;
+    const size_t stride[3] = {1, nx, nx * ny};
+    for (size_t z = 0; z < nz; ++z)
+      for (size_t y = 0; y < ny; ++y)
+        for (size_t x = 0; x < nx; ++x) {
+          const size_t i = x + nx * (y + ny * z), index[3] = {x, y, z}, size[3] = {nx, ny, nz};
+          float* g = r.gradient_out + 3 * i;
+          g[0] = g[1] = g[2] = 0.0f;
+          const double difference = double(r.moving[i]) - r.fixed[i];
+          if (!counts(i) || difference == 0.0) continue;
+          double along_axis[3];  // d m / d voxel index
+          for (int a = 0; a < 3; ++a) {
+            const size_t lo = index[a] > 0 ? i - stride[a] : i, hi = index[a] + 1 < size[a] ? i + stride[a] : i;
+            const double steps = double((hi != i) + (lo != i));
+            along_axis[a] = steps > 0 ? (double(r.moving[hi]) - r.moving[lo]) / steps : 0.0;
+          }
+          const double scale = (difference > 0 ? 1.0 : -1.0) / count;
+          for (int c = 0; c < 3; ++c)  // d m / d world_c = sum_a d m / d index_a * d index_a / d world_c
+            g[c] = float(scale * (along_axis[0] * world_to_voxel[c] + along_axis[1] * world_to_voxel[4 + c] +
+                                  along_axis[2] * world_to_voxel[8 + c]));
+        }
+  }
+
  private:
   int stride_;
   Volume reference_, moving_;
 };
 
-constexpr rp_cost_vtable kVtable = rp::cost_vtable<SadCost>();
+constexpr rp_cost_vtable kVtable = rp::cost_vtable_with_dense<SadCost>();
 
 const rp_param_desc kParams[] = {
     {sizeof(rp_param_desc), "stride", RP_PARAM_INT, "1", 1, 8, nullptr, "voxels",
@@ -110,7 +154,8 @@ const rp_param_desc kParams[] = {
 
 const rp_component_desc kComponents[] = {
     {sizeof(rp_component_desc), RP_KIND_COST, "org.example.cost.sad", "Mean absolute difference",
-     "1.0.0", "Mean absolute intensity difference over the overlap (single-modality only).",
+     "1.1.0", "Mean absolute intensity difference over the overlap (single-modality only); with the dense "
+     "gradient (RP_EXT_DENSE_COST) for deformable stages.",
      kParams, 1, &kVtable}};
 
 const rp_plugin_entry kEntry = {sizeof(rp_plugin_entry), RP_ABI_MAJOR, RP_ABI_MINOR,

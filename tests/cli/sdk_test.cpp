@@ -59,4 +59,29 @@ TEST(InstalledSdk, ThirdPartyCostPluginBuildsAndRunsInAPipeline) {
   EXPECT_NE(report["components"]["optimizer"]["library"].get<std::string>().find(prefix.string()), std::string::npos)
       << "the installed regpipe finds the installed plugins";
   EXPECT_LT(report["evaluation"]["mean_displacement_mm"].get<double>(), 1.0);
+
+  // The same plugin's dense gradient (RP_EXT_DENSE_COST) drives a syn stage after a rigid one:
+  // the moving copy is also scaled (8 % along x, -6 % along z), which the rigid stage cannot
+  // undo; the deformable stage lowers the cost that is left and writes ANTs' warps.
+  Eigen::Matrix4d scaled = truth;
+  scaled.block<3, 3>(0, 0) = truth.block<3, 3>(0, 0) * Eigen::Vector3d(1.08, 1.0, 0.94).asDiagonal();
+  regpipe::write_image(regpipe::with_world_transform(ref, scaled), dir / "demo" / "scaled.nii.gz");
+  std::ofstream(dir / "demo" / "sad_syn.yaml")
+      << "inputs: {reference: reference.nii.gz, moving: scaled.nii.gz}\n"
+         "registration:\n  stages:\n"
+         "    - {transform: rigid, levels_mm: [8, 4], cost: {plugin: org.example.cost.sad}}\n"
+         "    - transform: syn\n      cost: {plugin: org.example.cost.sad}\n"
+         "      optimizer: {plugin: optim.syn, params: {iterations: 10x5, shrink_factors: 2x1, smoothing_sigmas: 1x0}}\n"
+         "outputs: {dir: out_syn, registered_image: false}\n";
+  ASSERT_EQ(run_command("REGPIPE_PLUGIN_PATH='" + (dir / "b").string() + "' '" +
+                            (prefix / "bin" / "regpipe").string() + "' run --quiet '" +
+                            (dir / "demo" / "sad_syn.yaml").string() + "'",
+                        &out),
+            0)
+      << out;
+  const auto syn = nlohmann::json::parse(std::ifstream(dir / "demo" / "out_syn" / "report.json"));
+  const auto& stage = syn["registration_stages"].at(1);
+  EXPECT_EQ(stage["cost"], "org.example.cost.sad") << stage;
+  EXPECT_LT(stage["final_cost"].get<double>(), stage["cost_before"].get<double>()) << stage;
+  EXPECT_TRUE(fs::exists(dir / "demo" / "out_syn" / "1Warp.nii.gz"));
 }
