@@ -48,13 +48,16 @@ TEST(InstalledSdk, ThirdPartyCostPluginBuildsAndRunsInAPipeline) {
                                               "  cost: {plugin: org.example.cost.sad, params: {stride: 1}}\n"
                                               "outputs: {dir: out, registered_image: false}\n"
                                               "evaluation: {truth: truth.txt}\n";
-  ASSERT_EQ(run_command("REGPIPE_PLUGIN_PATH='" + (dir / "b").string() + "' '" +
-                            (prefix / "bin" / "regpipe").string() + "' run --quiet '" +
-                            (dir / "demo" / "sad.yaml").string() + "'",
-                        &out),
-            0)
-      << out;
-  const auto report = nlohmann::json::parse(std::ifstream(dir / "demo" / "out" / "report.json"));
+  // The installed regpipe, finding the example plugin on REGPIPE_PLUGIN_PATH; its report.json.
+  const auto run_pipeline = [&](const std::string& yaml, const std::string& outputs) {
+    EXPECT_EQ(run_command("REGPIPE_PLUGIN_PATH='" + (dir / "b").string() + "' '" + (prefix / "bin" / "regpipe").string() +
+                              "' run --quiet '" + (dir / "demo" / yaml).string() + "'",
+                          &out),
+              0)
+        << out;
+    return nlohmann::json::parse(std::ifstream(dir / "demo" / outputs / "report.json"));
+  };
+  const auto report = run_pipeline("sad.yaml", "out");
   EXPECT_EQ(report["components"]["cost"]["id"], "org.example.cost.sad");
   EXPECT_NE(report["components"]["optimizer"]["library"].get<std::string>().find(prefix.string()), std::string::npos)
       << "the installed regpipe finds the installed plugins";
@@ -73,13 +76,7 @@ TEST(InstalledSdk, ThirdPartyCostPluginBuildsAndRunsInAPipeline) {
          "    - transform: syn\n      cost: {plugin: org.example.cost.sad}\n"
          "      optimizer: {plugin: optim.syn, params: {iterations: 10x5, shrink_factors: 2x1, smoothing_sigmas: 1x0}}\n"
          "outputs: {dir: out_syn, registered_image: false}\n";
-  ASSERT_EQ(run_command("REGPIPE_PLUGIN_PATH='" + (dir / "b").string() + "' '" +
-                            (prefix / "bin" / "regpipe").string() + "' run --quiet '" +
-                            (dir / "demo" / "sad_syn.yaml").string() + "'",
-                        &out),
-            0)
-      << out;
-  const auto syn = nlohmann::json::parse(std::ifstream(dir / "demo" / "out_syn" / "report.json"));
+  const auto syn = run_pipeline("sad_syn.yaml", "out_syn");
   const auto& stage = syn["registration_stages"].at(1);
   EXPECT_EQ(stage["cost"], "org.example.cost.sad") << stage;
   EXPECT_LT(stage["final_cost"].get<double>(), stage["cost_before"].get<double>()) << stage;
