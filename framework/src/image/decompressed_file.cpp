@@ -88,7 +88,7 @@ std::optional<DecompressedFile> inflate_with_zlib(const fs::path& path, uint64_t
   }
   out.kept = kept.size();
   out.bytes.reset(new unsigned char[std::max<size_t>(kept.size(), 1)]);
-  std::memcpy(out.bytes.get(), kept.data(), kept.size());
+  if (!kept.empty()) std::memcpy(out.bytes.get(), kept.data(), kept.size());  // an empty vector's data() may be null
   return out;
 }
 
