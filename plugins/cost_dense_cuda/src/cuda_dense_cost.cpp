@@ -1,6 +1,5 @@
 #include "cuda_dense_cost.hpp"
 
-#include "device_checks.hpp"
 #include "warp_kernel.hpp"
 
 #include <regpipe_common/affine_checks.hpp>
@@ -163,9 +162,7 @@ void CudaDenseCost::bind_request_images(const rp_dense_cost_request& request, st
       if (pointers[k] != nullptr && device_of_pointer(pointers[k]) != device_.index)
         fail(std::string(roles[k]) + " is not device memory of device " + std::to_string(device_.index) +
              " (memory=RP_MEMORY_DEVICE)");
-    const NonFinite bad = first_non_finite(request.fixed, request.moving, n, first_bad_, stream_);
-    if (bad.a < n) fail("fixed voxel " + std::to_string(bad.a) + " is not finite");
-    if (bad.b < n) fail("moving voxel " + std::to_string(bad.b) + " is not finite");
+    device_inputs_check_.enqueue(request.fixed, request.moving, n, stream_);  // read in evaluate_dense
     p.fixed = request.fixed;
     p.moving = request.moving;
     p.weight = request.fixed_mask;
@@ -209,6 +206,11 @@ void CudaDenseCost::evaluate_dense(const rp_dense_cost_request& request) {
     RP_CUDA_CHECK(cudaMemcpyAsync(request.gradient_out, gradient_.get(), 3 * n * sizeof(float),
                                   cudaMemcpyDeviceToHost, stream_));
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (on_device) {
+    const NonFinite bad = device_inputs_check_.result();
+    if (bad.a < n) fail("fixed voxel " + std::to_string(bad.a) + " is not finite");
+    if (bad.b < n) fail("moving voxel " + std::to_string(bad.b) + " is not finite");
+  }
   *request.cost_out = results_.get()[0];
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "dense_problem.hpp"
+#include "device_checks.hpp"
 #include "params.hpp"
 
 #include <regpipe/plugin.hpp>
@@ -71,7 +72,7 @@ class CudaDenseCost {
   DeviceBuffer<float> ref_values_, ref_weights_, mov_values_, mov_weights_;
   // Dense requests from host memory: the images and the gradient on the device.
   DeviceBuffer<float> fixed_, moving_, mask_, gradient_;
-  DeviceBuffer<unsigned long long> first_bad_;
+  NonFiniteCheck device_inputs_check_;  // device-memory requests' images, read after the evaluation
   // The affine path: the warped moving image and its weights.
   DeviceBuffer<float> warped_, warped_weight_;
   DeviceBuffer<double> warp_partials_;

@@ -17,16 +17,20 @@ __global__ void first_non_finite_kernel(const float* a, const float* b, std::siz
 
 }  // namespace
 
-NonFinite first_non_finite(const float* a, const float* b, std::size_t n,
-                           regpipe_common_cuda::DeviceBuffer<unsigned long long>& scratch, cudaStream_t stream) {
-  scratch.ensure(2);
-  RP_CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0xff, 2 * sizeof(unsigned long long), stream));  // "none"
-  first_non_finite_kernel<<<reduce_blocks(n, 256), 256, 0, stream>>>(a, b, n, scratch.get());
+void NonFiniteCheck::enqueue(const float* a, const float* b, std::size_t n, cudaStream_t stream) {
+  first_.ensure(2);
+  found_.ensure(2);
+  n_ = n;
+  RP_CUDA_CHECK(cudaMemsetAsync(first_.get(), 0xff, 2 * sizeof(unsigned long long), stream));  // "none"
+  first_non_finite_kernel<<<reduce_blocks(n, 256), 256, 0, stream>>>(a, b, n, first_.get());
   RP_CUDA_CHECK_LAUNCH("first_non_finite_kernel");
-  unsigned long long first[2];
-  RP_CUDA_CHECK(cudaMemcpyAsync(first, scratch.get(), sizeof(first), cudaMemcpyDeviceToHost, stream));
-  RP_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return {first[0] < n ? std::size_t(first[0]) : n, first[1] < n ? std::size_t(first[1]) : n};
+  RP_CUDA_CHECK(
+      cudaMemcpyAsync(found_.get(), first_.get(), 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
+}
+
+NonFinite NonFiniteCheck::result() const {
+  const unsigned long long* first = found_.get();
+  return {first[0] < n_ ? std::size_t(first[0]) : n_, first[1] < n_ ? std::size_t(first[1]) : n_};
 }
 
 }  // namespace regpipe::cost_dense_cuda

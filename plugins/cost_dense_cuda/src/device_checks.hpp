@@ -2,6 +2,7 @@
 #pragma once
 
 #include <regpipe_common_cuda/device_buffer.hpp>
+#include <regpipe_common_cuda/pinned_buffer.hpp>
 
 #include <cuda_runtime.h>
 
@@ -13,9 +14,20 @@ struct NonFinite {
   std::size_t a, b;  // the first non-finite value's index in each array, n where all are finite
 };
 
-// Both arrays of n values checked in one pass and one stream synchronisation. `scratch` holds
-// two values.
-NonFinite first_non_finite(const float* a, const float* b, std::size_t n,
-                           regpipe_common_cuda::DeviceBuffer<unsigned long long>& scratch, cudaStream_t stream);
+// The first non-finite value of two device arrays, found without stopping the host: enqueued
+// before the evaluation, read after the stream's one synchronisation at its end (the kernels
+// of this plugin run to completion on non-finite values; their results are then discarded).
+class NonFiniteCheck {
+ public:
+  // Enqueues the check of a[0, n) and b[0, n) on `stream`.
+  void enqueue(const float* a, const float* b, std::size_t n, cudaStream_t stream);
+  // The result of the last enqueue; valid once its stream has been synchronised.
+  NonFinite result() const;
+
+ private:
+  regpipe_common_cuda::DeviceBuffer<unsigned long long> first_;
+  regpipe_common_cuda::PinnedBuffer<unsigned long long> found_;
+  std::size_t n_ = 0;
+};
 
 }  // namespace regpipe::cost_dense_cuda

@@ -23,8 +23,8 @@ const rp_component_desc kComponents[] = {
          "ANTs' neighbourhood CC on an NVIDIA GPU, the measure of cpu.lcc with a box window (radius, weights, "
          "flat windows, ants or exact gradient), in double: RP_EXT_DENSE_COST from host or device memory for "
          "deformable stages, and under k affine transforms (the moving image resampled as cpu.lcc does). Two "
-         "schemes for the window sums: separable (ours: the x and y window sums in one pass, running sums along z "
-         "fused with the correlation and the gradient) and luo (Luo et al. 2015: a thread per voxel summing its "
+         "schemes for the window sums: separable (ours: one pass, a block per x-y tile marching along z with "
+         "running window sums in shared memory, writing the correlation and the gradient) and luo (Luo et al. 2015: a thread per voxel summing its "
          "(2r+1)^3 window from 3D textures). "
          "Gaussian windows are cpu.lcc's. Without a CUDA device, create fails with RP_DEVICE so a pipeline's "
          "[cuda.lcc, cpu.lcc] falls back to the CPU.",

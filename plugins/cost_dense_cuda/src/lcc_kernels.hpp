@@ -16,7 +16,7 @@ namespace regpipe::cost_dense_cuda {
 using regpipe_common_cuda::DeviceBuffer;
 
 enum class WindowScheme {
-  separable,  // ours: x and y window sums in one pass, z fused with the correlation (two passes)
+  separable,  // ours: one pass, a block per x-y tile marching along z (lcc_march.cu)
   luo         // Luo et al. 2015: one thread per voxel summing its (2r+1)^3 window from textures
 };
 
@@ -35,7 +35,7 @@ class LccWorkspace {
   LccWorkspace(const LccWorkspace&) = delete;
   LccWorkspace& operator=(const LccWorkspace&) = delete;
 
-  DeviceBuffer<double> sums_a, sums_b;  // 6 arrays of N doubles each (sums_b: the exact gradient only)
+  DeviceBuffer<double> sums_a, sums_b;  // luo: the 6 window sums in a; exact: the 4 terms in b, a for their y pass
   DeviceBuffer<double> partials;        // per block partial sums
   DeviceBuffer<double> stats;           // global sums (kStat*)
   // Luo: 3D arrays of the fixed, moving and weight images, and their texture objects.
@@ -47,12 +47,10 @@ class LccWorkspace {
 
 // Bytes of device memory one evaluation of N voxels needs beyond the images (for the checks
 // before allocating).
-std::size_t lcc_workspace_bytes(std::size_t voxels, WindowScheme scheme, bool weighted);
+std::size_t lcc_workspace_bytes(std::size_t voxels, WindowScheme scheme, bool exact, bool weighted);
 
 // Shared memory of the x pass of one array (the exact gradient's terms): a whole x-line.
 std::size_t x_pass_shared_bytes(int nx);
-// Shared memory of the separable scheme's xy pass: two rows of w, f, m with the radius' halo.
-std::size_t xy_pass_shared_bytes(int threads, int radius);
 
 // Enqueues the whole evaluation on `stream`: writes the cost (double) to *cost_out (device
 // address; page-locked host memory through its device view works) and, if asked, the world

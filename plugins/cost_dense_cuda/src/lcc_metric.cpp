@@ -9,7 +9,7 @@ class LocalCcMetric final : public DeviceMetric {
   LocalCcMetric(int radius, bool exact, WindowScheme scheme) : radius_(radius), exact_(exact), scheme_(scheme) {}
 
   std::size_t workspace_bytes(std::size_t voxels, bool weighted) const override {
-    return lcc_workspace_bytes(voxels, scheme_, weighted);
+    return lcc_workspace_bytes(voxels, scheme_, exact_, weighted);
   }
 
   void run(const DenseProblem& problem, const regpipe_common_cuda::DeviceInfo& device, cudaStream_t stream,

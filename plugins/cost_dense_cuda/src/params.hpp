@@ -25,7 +25,7 @@ inline constexpr rp_param_desc kLccParams[] = {
      "dense gradient: ants (each voxel's own window, as ANTs' SyN) or exact (the cost's derivative; "
      "separable only)"},
     {sizeof(rp_param_desc), "scheme", RP_PARAM_ENUM, "separable", 0, 0, kSchemeChoices, "",
-     "window sums: separable (ours: x and y in one pass, z running sums fused with the correlation) or luo "
+     "window sums: separable (ours: one pass, a block per x-y tile marching along z with running sums) or luo "
      "(Luo et al. 2015: a thread per voxel over its (2r+1)^3 window from textures)"},
     kDeviceParam,
     kThreadsPerBlockParam,

@@ -1,0 +1,97 @@
+// cuda.lcc's per-voxel device code, shared by its kernels (lcc_kernels.cu, lcc_march.cu): the
+// global moments' layout, the six window products, and the correlation of one voxel from its
+// window sums (regpipe_common/dense_metrics/local_cc.hpp's formulas, in double).
+#pragma once
+
+#include "dense_voxels.cuh"
+
+#include <cstddef>
+
+namespace regpipe::cost_dense_cuda {
+
+// The global sums in LccWorkspace::stats: the weight, then sum w (v - v0) and sum w (v - v0)^2
+// of each image around its first voxel v0 (one pass; the shift keeps the variance exact where
+// the image is flat), then the cost's sum of w rho2.
+enum { kStatW, kStatF, kStatM, kStatFF, kStatMM, kStatRho, kStatCount };
+constexpr int kMomentCount = kStatRho;  // the sums of the moments pass
+// The window sums, in this order.
+enum { kSumW, kSumF, kSumM, kSumFF, kSumMM, kSumFM, kSums };
+constexpr int kExactTerms = 4;
+// Same as regpipe_common::dense_metrics::kFlatWindowVarianceFraction (local_cc.hpp, C++20).
+constexpr double kFlatWindowVarianceFraction = 1e-10;
+
+struct Moments {
+  double total_weight, fixed_mean, moving_mean, fixed_variance, moving_variance;
+};
+
+// The means and variances from the stats; fixed0 and moving0 are the images' first voxels
+// (the shift of the sums).
+__device__ __forceinline__ Moments moments_of(const double* stats, float fixed0, float moving0) {
+  Moments m;
+  m.total_weight = stats[kStatW];
+  const bool any = m.total_weight > 0.0;
+  const double df = any ? stats[kStatF] / m.total_weight : 0.0;
+  const double dm = any ? stats[kStatM] / m.total_weight : 0.0;
+  m.fixed_mean = any ? double(fixed0) + df : 0.0;
+  m.moving_mean = any ? double(moving0) + dm : 0.0;
+  m.fixed_variance = any ? fmax(stats[kStatFF] / m.total_weight - df * df, 0.0) : 0.0;
+  m.moving_variance = any ? fmax(stats[kStatMM] / m.total_weight - dm * dm, 0.0) : 0.0;
+  return m;
+}
+
+__device__ __forceinline__ Moments moments_of(const double* stats, const VoxelArgs& a) {
+  return moments_of(stats, a.fixed[0], a.moving[0]);
+}
+
+// acc[k] += the six window products of one voxel (weight w, centred values f and m); a
+// negative w takes the voxel out of the sums.
+__device__ __forceinline__ void add_products(double acc[kSums], double w, double f, double m) {
+  const double wf = w * f, wm = w * m;
+  acc[kSumW] += w;
+  acc[kSumF] += wf;
+  acc[kSumM] += wm;
+  acc[kSumFF] += wf * f;
+  acc[kSumMM] += wm * m;
+  acc[kSumFM] += wf * m;
+}
+
+// Voxel i from its six window sums: ANTs' gradient into a.gradient_out (if asked), or the exact
+// gradient's four terms into `terms` (4 arrays of n, if not null), which the exact gradient
+// then window-sums. Returns w rho2, the voxel's share of the cost.
+__device__ __forceinline__ double correlate_voxel(const VoxelArgs& a, const Moments& s, const double sums[kSums],
+                                                  std::size_t i, double* terms) {
+  const std::size_t n = a.d.n;
+  const double w = weight_of(a.weight, a.weight_is_mask, i);
+  if (!(w > 0.0)) {
+    if (terms != nullptr) {
+      for (int k = 0; k < kExactTerms; ++k) terms[k * n + i] = 0.0;
+    } else if (a.gradient_out != nullptr) {
+      write_zero_gradient(a, i);
+    }
+    return 0.0;
+  }
+  const double window = sums[kSumW], sf = sums[kSumF], sm = sums[kSumM];
+  const double fbar = sf / window, mbar = sm / window;
+  const double cross = sums[kSumFM] - fbar * sm;
+  const double fixed_ss = sums[kSumFF] - fbar * sf;
+  const double moving_ss = sums[kSumMM] - mbar * sm;
+  // window_correlation (local_cc.hpp)
+  const bool flat = !(fixed_ss > kFlatWindowVarianceFraction * window * s.fixed_variance) ||
+                    !(moving_ss > kFlatWindowVarianceFraction * window * s.moving_variance);
+  const double rho2 = flat ? 1.0 : cross * cross / (fixed_ss * moving_ss);
+  const double alpha = flat ? 0.0 : 2.0 * cross / (fixed_ss * moving_ss);
+  const double beta = flat ? 0.0 : cross / moving_ss;
+  if (terms != nullptr) {
+    terms[0 * n + i] = w * alpha;
+    terms[1 * n + i] = w * alpha * fbar;
+    terms[2 * n + i] = w * alpha * beta;
+    terms[3 * n + i] = w * alpha * beta * mbar;
+  } else if (a.gradient_out != nullptr) {
+    const double f = a.fixed[i] - s.fixed_mean, m = a.moving[i] - s.moving_mean;
+    const double d_cost_d_m = -(w * w / s.total_weight) * alpha * ((f - fbar) - beta * (m - mbar));
+    write_world_gradient(a, i, d_cost_d_m);
+  }
+  return w * rho2;
+}
+
+}  // namespace regpipe::cost_dense_cuda
