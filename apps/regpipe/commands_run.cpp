@@ -14,6 +14,8 @@ namespace {
 struct PipelineOptions {
   std::string file;
   std::vector<std::string> sets;
+  std::string devices;  // --devices: execution.devices
+  unsigned workers = 0;  // --workers: execution.workers
 };
 
 void add_pipeline_options(CLI::App& app, PipelineOptions& o, CommonOptions& common) {
@@ -27,6 +29,10 @@ void add_pipeline_options(CLI::App& app, PipelineOptions& o, CommonOptions& comm
 std::vector<Override> overrides(const PipelineOptions& o) {
   std::vector<Override> out;
   for (const auto& s : o.sets) out.push_back(parse_override(s));
+  // "all" as it is; "0,1" as the YAML list [0,1]
+  if (!o.devices.empty())
+    out.push_back({"execution.devices", o.devices == "all" ? o.devices : "[" + o.devices + "]"});
+  if (o.workers > 0) out.push_back({"execution.workers", std::to_string(o.workers)});
   return out;
 }
 
@@ -56,6 +62,12 @@ void add_plugin_path_options(CLI::App& app, CommonOptions& common) {
 Command add_run(CLI::App& app, CommonOptions& common) {
   auto o = std::make_shared<PipelineOptions>();
   add_pipeline_options(app, *o, common);
+  app.add_option("--devices", o->devices,
+                 "CUDA devices of a batch's workers, one worker each: all, or indices (0,1; 0,0 puts "
+                 "two workers on device 0); overrides execution.devices")
+      ->type_name("all|LIST");
+  app.add_option("--workers", o->workers, "Worker processes of a batch; overrides execution.workers")
+      ->check(CLI::Range(1, 256));
   app.add_flag("-q,--quiet", common.quiet, "No progress or informational messages");
   app.add_flag("-v,--verbose", common.verbose, "More messages (repeat for debug)");
   // Hidden: how a batch's supervisor starts its worker process (batch_supervisor.cpp).
@@ -78,6 +90,7 @@ Command add_run(CLI::App& app, CommonOptions& common) {
       return kExitOk;
     }
     if (p.inputs.moving.size() == 1) {
+      use_first_device(p.execution);
       run_pipeline(p, plugins, services);
       return kExitOk;
     }

@@ -5,6 +5,7 @@
 #include <regpipe/host/transform.hpp>
 #include <regpipe/host/transform_io.hpp>
 
+#include "support/phantom_batch.hpp"
 #include "support/test_support.hpp"
 
 #include <nlohmann/json.hpp>
@@ -19,11 +20,7 @@ namespace {
 
 std::string shell_quoted(const fs::path& p) { return "'" + p.string() + "'"; }
 
-struct Case {
-  const char* name;
-  const char* angle_deg;
-  const char* shift_mm;
-};
+using Case = regpipe::test::PhantomCase;
 // Three misalignments of the same phantom pair (phantom's reference does not depend on them).
 constexpr Case kCases[] = {{"scan_a", "6", "4"}, {"scan_b", "-10", "7"}, {"scan_c", "12", "-5"}};
 
@@ -32,17 +29,7 @@ class BatchTest : public ::testing::Test {
   // scans/<name>.nii.gz for each case, its truth in truths/<name>.txt, one reference, and a
   // CPU-only pipeline over the glob scans/*.nii.gz (small phantoms, levels 8 and 4 mm).
   void SetUp() override {
-    fs::create_directories(dir_ / "scans");
-    fs::create_directories(dir_ / "truths");
-    for (const Case& c : kCases) {
-      const fs::path made = dir_ / "made" / c.name;
-      std::string out;
-      ASSERT_EQ(run_command(cli() + " phantom " + shell_quoted(made) + " --size 40 --voxel-mm 4 --angle-deg " +
-                                c.angle_deg + " --shift-mm " + c.shift_mm, &out), 0) << out;
-      fs::copy_file(made / "moving.nii.gz", dir_ / "scans" / (std::string(c.name) + ".nii.gz"));
-      fs::copy_file(made / "truth_world.txt", dir_ / "truths" / (std::string(c.name) + ".txt"));
-      if (!fs::exists(dir_ / "reference.nii.gz")) fs::copy_file(made / "reference.nii.gz", dir_ / "reference.nii.gz");
-    }
+    ASSERT_TRUE(regpipe::test::make_phantom_batch(dir_.path(), kCases, "--size 40 --voxel-mm 4"));
     regpipe::write_text_atomically(pipeline(), R"(inputs:
   reference: reference.nii.gz
   moving: scans/*.nii.gz

@@ -42,7 +42,8 @@ TEST_P(BatchFault, FinishesTheOtherNineAndReportsTheOne) {
   const nlohmann::json report = batch_report();
   EXPECT_EQ(report["summary"]["images"], 10);
   EXPECT_EQ(report["summary"]["failures"], 1);
-  EXPECT_EQ(report["summary"]["workers"], fault.workers);
+  EXPECT_EQ(report["summary"]["worker_processes"], fault.workers);
+  EXPECT_EQ(report["summary"]["workers"], 1);
   ASSERT_EQ(report["images"].size(), 10u);
   for (int i = 0; i < kImages; ++i) {
     const nlohmann::json& image = report["images"][i];
@@ -145,8 +146,28 @@ TEST_F(FaultBatch, ASecondCtrlCEndsABatchWhosePluginIgnoresTheFirst) {
 TEST_F(FaultBatch, AWorkerRefusesATaskForAnotherImageList) {
   int status = -1;
   const std::string out =
-      run("run " + quoted(pipeline(fault_cost("test.fault.segv"))) + " --batch-worker 9:0123456789abcdef:0-8", &status);
+      run("run " + quoted(pipeline(fault_cost("test.fault.segv"))) + " --batch-worker 9:0123456789abcdef", &status);
   EXPECT_EQ(status, 2) << out;
   EXPECT_NE(out.find("the batch's image list (10 images now) is not the one the batch started with"), std::string::npos)
       << out;
+}
+
+// With two workers, the other one goes on while the crashed one's place gets a new process:
+// still one image lost, and every other image registered exactly once.
+TEST_F(FaultBatch, WithTwoWorkersACrashCostsOneImageAndTheOthersAreRegisteredOnce) {
+  int status = -1;
+  const std::string out = run("run " + quoted(pipeline(fault_cost("test.fault.segv"))) + " --workers 2", &status);
+  EXPECT_EQ(status, 2) << out;
+  const nlohmann::json report = batch_report();
+  EXPECT_EQ(report["summary"]["failures"], 1);
+  EXPECT_EQ(report["summary"]["workers"], 2);
+  EXPECT_EQ(report["summary"]["worker_processes"], 3);
+  size_t registered = 0;
+  for (const nlohmann::json& w : report["workers"]) registered += w["registered"].get<size_t>();
+  EXPECT_EQ(registered, size_t(kImages - 1));
+  for (int i = 0; i < kImages; ++i) {
+    const nlohmann::json& image = report["images"][i];
+    EXPECT_EQ(image["status"], i == kMarked ? "failed" : "ok") << i << ": " << image.dump();
+    if (i == kMarked) EXPECT_EQ(image["fault"]["signal"], "SIGSEGV") << image.dump();
+  }
 }

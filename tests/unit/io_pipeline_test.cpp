@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -27,13 +29,21 @@ std::vector<int> shuffled_durations_us(size_t n) {
   return out;
 }
 
+// Hands out the ids 0..n-1, then no more.
+std::function<std::optional<size_t>()> up_to(size_t n) {
+  return [n, next = size_t(0)]() mutable -> std::optional<size_t> {
+    if (next >= n) return std::nullopt;
+    return next++;
+  };
+}
+
 }  // namespace
 
 TEST(ReadAhead, HandsItemsOverInOrderAndNeverReadsFurtherAheadThanAsked) {
   constexpr size_t kItems = 40, kAhead = 3;
   const std::vector<int> durations = shuffled_durations_us(kItems);
   std::atomic<size_t> taken{0}, started_max_ahead{0};
-  ReadAhead<size_t> reads(kItems, 3, kAhead, [&](size_t i) {
+  ReadAhead<size_t> reads(3, kAhead, up_to(kItems), [&](size_t i) {
     // How far past the items taken this one starts: below kAhead, plus one for the moment
     // between take() returning and `taken` being stored.
     const size_t ahead = i - taken.load();
@@ -52,7 +62,7 @@ TEST(ReadAhead, HandsItemsOverInOrderAndNeverReadsFurtherAheadThanAsked) {
 }
 
 TEST(ReadAhead, AnItemsExceptionIsThrownAtItsTurnOnly) {
-  ReadAhead<std::string> reads(4, 2, 2, [](size_t i) -> std::string {
+  ReadAhead<std::string> reads(2, 2, up_to(4), [](size_t i) -> std::string {
     if (i == 1) throw std::runtime_error("item 1 is corrupt");
     return "item " + std::to_string(i);
   });
@@ -65,12 +75,28 @@ TEST(ReadAhead, AnItemsExceptionIsThrownAtItsTurnOnly) {
   }
   EXPECT_EQ(reads.take(), "item 2");
   EXPECT_EQ(reads.take(), "item 3");
+  EXPECT_EQ(reads.take(), std::nullopt);
+}
+
+// A batch worker's ids come from its supervisor, in no particular order, until it says no more.
+TEST(ReadAhead, TakesIdsInTheOrderTheSourceGivesThemThenEnds) {
+  const std::vector<size_t> handed = {7, 2, 9, 4};
+  for (const size_t threads : {size_t(0), size_t(2)}) {
+    size_t given = 0;
+    ReadAhead<size_t> reads(threads, 2, [&]() -> std::optional<size_t> {
+      if (given == handed.size()) return std::nullopt;
+      return handed[given++];
+    }, [](size_t id) { return id * 10; });
+    for (const size_t id : handed) EXPECT_EQ(reads.take(), id * 10) << threads << " threads";
+    EXPECT_EQ(reads.take(), std::nullopt) << threads << " threads";
+    EXPECT_EQ(reads.take(), std::nullopt) << threads << " threads";
+  }
 }
 
 TEST(ReadAhead, WithoutThreadsProducesEachItemWhenTakenOnTheCallingThread) {
   const auto caller = std::this_thread::get_id();
   size_t produced = 0;
-  ReadAhead<size_t> reads(3, 0, 2, [&](size_t i) {
+  ReadAhead<size_t> reads(0, 2, up_to(3), [&](size_t i) {
     EXPECT_EQ(std::this_thread::get_id(), caller);
     ++produced;
     return i;
@@ -85,7 +111,7 @@ TEST(ReadAhead, WithoutThreadsProducesEachItemWhenTakenOnTheCallingThread) {
 TEST(ReadAhead, StopsWithItemsNotTaken) {
   std::atomic<size_t> produced{0};
   {
-    ReadAhead<size_t> reads(100, 2, 2, [&](size_t i) {
+    ReadAhead<size_t> reads(2, 2, up_to(100), [&](size_t i) {
       sleep_us(500);
       ++produced;
       return i;

@@ -1,7 +1,9 @@
-// Runs work(slab) for slab = 0..slabs-1 on up to hardware-concurrency threads. Callers cut
+// Runs work(slab) for slab = 0..slabs-1 on up to one thread per usable core. Callers cut
 // their data into a fixed number of slabs and combine the per-slab results in slab order, so
 // results never depend on the thread count. The first exception of any slab is rethrown.
 #pragma once
+
+#include <regpipe_common/usable_cores.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -14,7 +16,7 @@ namespace regpipe_common {
 
 template <class Work>
 void parallel_slabs(std::size_t slabs, const Work& work) {
-  const std::size_t threads = std::min<std::size_t>(slabs, std::max(1u, std::thread::hardware_concurrency()));
+  const std::size_t threads = std::min<std::size_t>(slabs, usable_cores());
   if (threads <= 1) {
     for (std::size_t s = 0; s < slabs; ++s) work(s);
     return;

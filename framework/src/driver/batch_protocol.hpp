@@ -1,7 +1,10 @@
 // What a batch's supervisor and its worker processes share: each image's own pipeline, and the
 // lines a worker reports on its pipe (process/worker_process.hpp), tab-separated:
 //
-//   start <i>               image i (index into inputs.moving) is about to be registered
+//   next                    the worker is ready to read another image; the supervisor
+//                           answers on the task channel (kWorkerTaskFd) with its index into
+//                           inputs.moving, or `end` when there is none for it
+//   start <i>               image i is about to be registered
 //   done <i> <entry>        image i is finished (its batch_report.json entry, one-line JSON)
 //   summary <json>          the worker's totals (reference preparation, waits, I/O threads)
 //   alive                   a sign of life, every two seconds (plugin_watchdog.cpp)
@@ -16,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,12 +38,23 @@ inline Pipeline image_pipeline(const Pipeline& batch, size_t i) {
 // "2", "suffix": "T1w"}), else null.
 nlohmann::json bids_entities(const std::filesystem::path& path);
 
-// The --batch-worker value, "<count>:<fingerprint>:<ranges>" ("10:9f2c...:0-3,5,7-9"): the
-// images to do as ranges (a long batch's list stays far below the kernel's 128 KiB limit on
-// one argument) and the list they index, since the worker expands inputs.moving again: a glob
-// that finds other files by then must not make it register the wrong images.
-std::string encode_worker_task(const Pipeline& batch, const std::vector<size_t>& todo);
-// The images of a task; UserError when it is malformed or indexes another list.
-std::vector<size_t> decode_worker_task(const Pipeline& batch, const std::string& task);
+// The --batch-worker value, "<count>:<fingerprint>" of the image list that the indices the
+// supervisor hands out refer to: the worker expands inputs.moving again, and a glob that finds
+// other files by then must not make it register the wrong images.
+std::string worker_batch_key(const Pipeline& batch);
+// UserError when the worker's list is not the supervisor's.
+void check_worker_batch_key(const Pipeline& batch, const std::string& key);
+
+// Worker side: the images the supervisor hands out, one per next() (nullopt once it has no
+// more for this worker, or has gone). One thread at a time.
+class ImageFeed {
+ public:
+  explicit ImageFeed(size_t images) : images_(images) {}
+  std::optional<size_t> next();
+
+ private:
+  size_t images_;
+  bool ended_ = false;
+};
 
 }  // namespace regpipe

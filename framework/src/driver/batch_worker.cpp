@@ -1,9 +1,9 @@
 // The worker process of a batch (batch_supervisor.cpp starts it): one reference, many moving
 // images (Li & Kumar 2014 suggest reusing the reference's preprocessing). The components are
 // created, and the reference read and prepared (pyramid, centre of mass, mass radius), once
-// for the images this worker is given. Each image is reported to the supervisor as it starts
-// and as it finishes (batch_protocol.hpp), so that a plugin crash or hang on one image costs
-// only that image.
+// for the images the supervisor hands this worker, one at a time as its read-ahead asks for
+// them. Each image is reported to the supervisor as it starts and as it finishes
+// (batch_protocol.hpp), so that a plugin crash or hang on one image costs only that image.
 //
 // On a GPU a registration takes a fraction of the time its files do (an H100 with cuda.cr
 // registered chris_PD-like images in 0.14 s each, reading one .nii.gz took 0.24 s and writing
@@ -20,9 +20,11 @@
 #include <regpipe/host/image.hpp>
 #include <regpipe/host/io_pipeline.hpp>
 #include <regpipe/host/transform_io.hpp>
+#include <regpipe_common/usable_cores.hpp>
 
 #include "driver/elapsed.hpp"
 #include "driver/batch_protocol.hpp"
+#include "driver/report.hpp"
 #include "driver/run_outputs.hpp"
 #include "process/worker_process.hpp"
 
@@ -51,7 +53,7 @@ struct BatchIo {
 
 BatchIo batch_io(bool parallel) {
   if (!parallel) return {};
-  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const size_t cores = regpipe_common::usable_cores();
   BatchIo io;
   // Reading a .nii.gz takes about twice a GPU registration: two readers keep up on a
   // machine with cores to spare.
@@ -66,6 +68,7 @@ BatchIo batch_io(bool parallel) {
 
 // A moving image read by the read-ahead, or why it could not be.
 struct MovingRead {
+  size_t index = 0;           // into inputs.moving
   RegistrationImages images;  // moving and moving_weight
   std::exception_ptr error;
   double seconds = 0.0;
@@ -144,14 +147,22 @@ void write_files(ImageJob& job, const Image& reference) {
   job.seconds += seconds_since(start);
 }
 
+// The GPU this worker registers on (the cost's; else any component's), for the batch
+// report's per-worker figures; null on the CPU.
+nlohmann::json registering_device(const RegistrationComponents& components) {
+  for (const char* role : {"cost", "optimizer", "resampler"})
+    for (const UsedComponent& c : components.used)
+      if (c.role == role && c.device) return device_json(c.device);
+  return nullptr;
+}
+
 }  // namespace
 
 void run_batch_worker(const Pipeline& p, const PluginHost& plugins, HostServices& services,
-                      const std::string& task) {
-  const std::vector<size_t> todo = decode_worker_task(p, task);
+                      const std::string& batch_key) {
+  check_worker_batch_key(p, batch_key);
   // Components first: a bad parameter fails before any image is read.
   RegistrationComponents components = create_registration_components(p, plugins, services);
-  const size_t n = todo.size();
   const BatchIo io = batch_io(p.outputs.parallel_io);
   prepare_image_io();  // before any worker thread creates an ITK reader or writer
   prepare_transform_io();
@@ -161,11 +172,13 @@ void run_batch_worker(const Pipeline& p, const PluginHost& plugins, HostServices
   RegistrationImages images;
   const ImageReporter reporter(p.inputs.moving.size(), services.reports_summaries());
   WriteBehind writes(io.writers, io.write_queue);
-  ReadAhead<MovingRead> reads(n, io.readers, io.read_ahead, [&p, &todo](size_t k) {
+  ImageFeed feed(p.inputs.moving.size());
+  ReadAhead<MovingRead> reads(io.readers, io.read_ahead, [&feed] { return feed.next(); }, [&p](size_t i) {
     MovingRead read;
+    read.index = i;
     const auto read_start = Clock::now();
     try {
-      load_moving(p.inputs, p.inputs.moving[todo[k]], read.images);
+      load_moving(p.inputs, p.inputs.moving[i], read.images);
     } catch (const std::exception&) {  // unreadable image: reported in its turn
       read.error = std::current_exception();
     }
@@ -178,15 +191,17 @@ void run_batch_worker(const Pipeline& p, const PluginHost& plugins, HostServices
   const PreparedReference reference = prepare_reference(p, images, components);
 
   double waiting_for_reads = 0.0, waiting_for_writes = 0.0;  // this thread idle
-  for (const size_t i : todo) {
+  for (;;) {
+    const auto wait_start = Clock::now();
+    std::optional<MovingRead> next = reads.take();
+    if (io.readers > 0) waiting_for_reads += seconds_since(wait_start);
+    if (!next) break;
+    MovingRead& read = *next;
+    const size_t i = read.index;
     auto job = std::make_shared<ImageJob>();
     job->index = i;
     job->path = p.inputs.moving[i].path.string();
     job->one = image_pipeline(p, i);
-
-    const auto wait_start = Clock::now();
-    MovingRead read = reads.take();
-    if (io.readers > 0) waiting_for_reads += seconds_since(wait_start);
     const auto work_start = Clock::now();
     worker_report("start\t" + std::to_string(i));
     try {
@@ -224,6 +239,7 @@ void run_batch_worker(const Pipeline& p, const PluginHost& plugins, HostServices
   writes.drain();
 
   worker_report("summary\t" + nlohmann::json{{"seconds_reference_preparation", reference.seconds},
+                                              {"device", registering_device(components)},
                                               {"io_threads", {{"readers", io.readers}, {"writers", io.writers}}},
                                               {"seconds_waiting_for_reading", waiting_for_reads},
                                               {"seconds_waiting_for_writing", waiting_for_writes}}

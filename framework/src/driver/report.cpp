@@ -9,21 +9,6 @@
 namespace regpipe {
 namespace {
 
-// The GPU a component ran on (null: the CPU), so that a report says which card gave its times.
-nlohmann::json device_json(const std::optional<DeviceDescription>& d) {
-  if (!d) return nullptr;
-  const auto version = [](int32_t v) {  // CUDA's 1000 * major + 10 * minor
-    return v > 0 ? nlohmann::json(std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10)) : nlohmann::json();
-  };
-  return {{"index", d->device},
-          {"name", d->name},
-          {"compute_capability", std::to_string(d->compute_major) + "." + std::to_string(d->compute_minor)},
-          {"memory_gib", double(d->memory_bytes) / double(1ull << 30)},
-          {"driver_cuda_version", version(d->driver_version)},
-          {"runtime_cuda_version", version(d->runtime_version)}};
-}
-
-
 nlohmann::json matrix_json(const Eigen::Matrix4d& m) {
   nlohmann::json rows = nlohmann::json::array();
   for (int r = 0; r < 4; ++r) rows.push_back({m(r, 0), m(r, 1), m(r, 2), m(r, 3)});
@@ -49,6 +34,20 @@ nlohmann::json param_json(const ParamValue& v) {
 }
 
 }  // namespace
+
+// The GPU a component ran on (null: the CPU), so that a report says which card gave its times.
+nlohmann::json device_json(const std::optional<DeviceDescription>& d) {
+  if (!d) return nullptr;
+  const auto version = [](int32_t v) {  // CUDA's 1000 * major + 10 * minor
+    return v > 0 ? nlohmann::json(std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10)) : nlohmann::json();
+  };
+  return {{"index", d->device},
+          {"name", d->name},
+          {"compute_capability", std::to_string(d->compute_major) + "." + std::to_string(d->compute_minor)},
+          {"memory_gib", double(d->memory_bytes) / double(1ull << 30)},
+          {"driver_cuda_version", version(d->driver_version)},
+          {"runtime_cuda_version", version(d->runtime_version)}};
+}
 
 nlohmann::json make_report(const Pipeline& pipeline, const RegistrationImages& images,
                            const RegistrationResult& result, const Eigen::Matrix4d& fsl_matrix,

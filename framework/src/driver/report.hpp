@@ -22,6 +22,10 @@ struct PhaseSeconds {
   double writing = kNotReached;       // registered image (resampling included), transforms, QA
 };
 
+// The GPU a component ran on (index, name, compute capability, memory, CUDA versions; null:
+// the CPU), so that a report says which card gave its times.
+nlohmann::json device_json(const std::optional<DeviceDescription>& device);
+
 nlohmann::json make_report(const Pipeline& pipeline, const RegistrationImages& images,
                            const RegistrationResult& result, const Eigen::Matrix4d& fsl_matrix,
                            const std::optional<RunEvaluation>& evaluation, const PhaseSeconds& phases,

@@ -1,6 +1,7 @@
 #include "image/parallel_gzip.hpp"
 
 #include <regpipe/host/error.hpp>
+#include <regpipe_common/usable_cores.hpp>
 
 #include <libdeflate.h>
 
@@ -23,7 +24,7 @@ namespace {
 // Hardware threads not taken by a compression; each compression runs on its caller's thread
 // plus what it takes from here, so that all of them together stay within the machine.
 std::atomic<int>& spare_threads() {
-  static std::atomic<int> spare(int(std::max(1u, std::thread::hardware_concurrency())) - 1);
+  static std::atomic<int> spare(int(regpipe_common::usable_cores()) - 1);
   return spare;
 }
 

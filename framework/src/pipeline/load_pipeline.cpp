@@ -486,6 +486,71 @@ void read_outputs(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
   });
 }
 
+// The most workers one batch starts: beyond a host's cores they only queue.
+constexpr long long kMaxWorkers = 256;
+constexpr long long kMaxDeviceIndex = 63;
+
+void read_devices(YamlContext& ctx, const YAML::Node& n, PipelineExecution& e) {
+  const std::string key = "execution.devices";
+  if (n.IsScalar() && n.Scalar() == "all") {
+    e.all_devices = true;
+    return;
+  }
+  if (!n.IsSequence() || n.size() == 0 || n.size() > size_t(kMaxWorkers)) {
+    ctx.error(key, n, key + " must be `all` or a list of 1 to " + std::to_string(kMaxWorkers) +
+                          " device indices, e.g. [0, 1] (an index twice: two workers on that device)");
+    return;
+  }
+  for (const auto& v : n) {
+    long long index = 0;
+    if (!ctx.read_int(key, v, &index)) return;
+    if (index < 0 || index > kMaxDeviceIndex) {
+      ctx.error(key, v, key + ": device " + v.Scalar() + " is outside [0, " + std::to_string(kMaxDeviceIndex) + "]");
+      return;
+    }
+    e.devices.push_back(unsigned(index));
+  }
+}
+
+// Workers take their device from execution.devices: a component's own `device` parameter
+// would point each of them elsewhere.
+void check_no_component_device(YamlContext& ctx, const YAML::Node& devices, const Pipeline& p) {
+  std::vector<std::pair<std::string, const ComponentSpec*>> specs = {
+      {"registration.cost", &p.registration.cost},
+      {"registration.optimizer", &p.registration.optimizer},
+      {"registration.resampler", &p.registration.resampler}};
+  for (const PipelineStage& s : p.stages) {
+    specs.push_back({s.label + " cost", &s.registration.cost});
+    specs.push_back({s.label + " optimizer", &s.registration.optimizer});
+  }
+  for (const auto& [name, spec] : specs)
+    if (spec->params.count("device") != 0) {
+      ctx.error("execution.devices", devices,
+                "execution.devices and " + name + ".params.device are both set: with execution.devices "
+                "each worker is given its device; remove the component's `device`");
+      return;
+    }
+}
+
+void read_execution(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
+  const YAML::Node ex = root["execution"];
+  if (!ex.IsDefined() || ex.IsNull()) return;
+  if (!ctx.check_map("execution", ex, schema_children("execution"))) return;
+  PipelineExecution& e = p.execution;
+  with_child(ex, "devices", [&](const YAML::Node& n) {
+    read_devices(ctx, n, e);
+    check_no_component_device(ctx, n, p);
+  });
+  with_child(ex, "workers", [&](const YAML::Node& n) {
+    long long workers = 0;
+    if (!ctx.read_int("execution.workers", n, &workers)) return;
+    if (workers < 1 || workers > kMaxWorkers)
+      ctx.error("execution.workers", n,
+                "execution.workers=" + n.Scalar() + " is outside [1, " + std::to_string(kMaxWorkers) + "]");
+    else e.workers = unsigned(workers);
+  });
+}
+
 void read_evaluation(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
   const YAML::Node ev = root["evaluation"];
   if (!ev.IsDefined() || ev.IsNull()) return;
@@ -525,6 +590,7 @@ Pipeline read_pipeline(const YAML::Node& root, const fs::path& source, const std
     read_inputs(ctx, root, p);
     read_registration(ctx, root, host, p);
     read_outputs(ctx, root, p);
+    read_execution(ctx, root, p);
     read_evaluation(ctx, root, p);
   }
   if (!ctx.errors().empty()) throw UserError(join(ctx.errors(), "\n"));

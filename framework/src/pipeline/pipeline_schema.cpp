@@ -152,6 +152,17 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
        "report.json made by the same pipeline from the same files, every output file present "
        "and non-empty) is skipped, so that a rerun of a killed batch only registers what is "
        "missing. `false` registers every image again. Needs outputs.report."},
+      {"execution.devices", "all, or a list of device indices", "(none)",
+       "The CUDA devices a batch's worker processes register on, one worker per entry (an index "
+       "twice: two workers share that device): `all` takes every device this process sees "
+       "(CUDA_VISIBLE_DEVICES narrows it), a list names them ([0, 1]). Each worker reads the "
+       "reference and makes its components once, and takes the next image when it is ready for "
+       "one. Without it one worker registers the whole batch. A single image runs on the first "
+       "entry. Components then take no `device` parameter. `--devices` overrides it."},
+      {"execution.workers", "int >= 1", "(one per device)",
+       "Worker processes of a batch, spread over execution.devices in turn; without devices, "
+       "CPU workers (each on its share of the cores). Results are the same for any count. "
+       "`--workers` overrides it."},
       {"evaluation.truth", "path", "(none)",
        "Known moving->reference world (RAS) 4x4; the report then gives the mean displacement "
        "error over the reference."},

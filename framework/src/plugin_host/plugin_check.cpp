@@ -23,7 +23,9 @@ struct ChildReport {
 };
 
 ChildReport run_child(const std::vector<std::string>& args, double timeout_s) {
-  WorkerProcess child(args, true);
+  WorkerStart start;
+  start.quiet = true;
+  WorkerProcess child(args, start);
   ChildReport r;
   // The child's watchdog ends a plugin call at timeout_s; this is for a child wedged beyond
   // it (or a library that hangs while it loads, before any watchdog runs).

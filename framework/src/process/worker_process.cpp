@@ -8,10 +8,14 @@
 #include <mutex>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+extern char** environ;
 
 namespace regpipe {
 
@@ -28,29 +32,76 @@ void worker_report(const std::string& line) {
   }
 }
 
+std::optional<std::string> worker_task_line() {
+  std::string line;
+  char c = 0;
+  for (;;) {
+    const ssize_t n = ::read(kWorkerTaskFd, &c, 1);  // a few bytes per image: no buffering needed
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;
+    if (c == '\n') return line;
+    line += c;
+  }
+}
+
 std::string signal_name(int signal) {
   const char* name = sigabbrev_np(signal);
   return name != nullptr ? std::string("SIG") + name : "signal " + std::to_string(signal);
 }
 
-WorkerProcess::WorkerProcess(const std::vector<std::string>& args, bool quiet) {
+namespace {
+
+// This process's environment with `changes` set: made before the fork (setenv is not
+// async-signal-safe).
+std::vector<std::string> child_environment(const std::vector<std::pair<std::string, std::string>>& changes) {
+  std::vector<std::string> out;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    bool replaced = false;
+    for (const auto& [key, value] : changes) replaced = replaced || key == name;
+    if (!replaced) out.push_back(entry);
+  }
+  for (const auto& [key, value] : changes) out.push_back(key + "=" + value);
+  return out;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& texts) {
+  std::vector<char*> out;
+  for (auto& t : texts) out.push_back(t.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+WorkerProcess::WorkerProcess(const std::vector<std::string>& args, const WorkerStart& start) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  int tasks[2] = {-1, -1};
+  if (start.task_channel && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, tasks) != 0) {
+    const int error = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error(std::string("socketpair: ") + std::strerror(error));
+  }
   // Everything the child needs, made before the fork: between fork and exec only
   // async-signal-safe calls.
   std::vector<std::string> argv_text = {"regpipe"};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_text) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const int null_fd = quiet ? ::open("/dev/null", O_WRONLY | O_CLOEXEC) : -1;
+  std::vector<char*> argv = pointers(argv_text);
+  std::vector<std::string> env_text = child_environment(start.environment);
+  std::vector<char*> envp = pointers(env_text);
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  for (int c : start.cpus) CPU_SET(c, &cpus);
+  const int null_fd = start.quiet ? ::open("/dev/null", O_WRONLY | O_CLOEXEC) : -1;
   const pid_t parent = ::getpid();
   pid_ = ::fork();
   if (pid_ < 0) {
     const int error = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    if (null_fd >= 0) ::close(null_fd);
+    for (int fd : {fds[0], fds[1], tasks[0], tasks[1], null_fd})
+      if (fd >= 0) ::close(fd);
     throw std::runtime_error(std::string("fork: ") + std::strerror(error));
   }
   if (pid_ == 0) {
@@ -59,18 +110,25 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& args, bool quiet) {
     // Its own process group: a Ctrl-C at the terminal reaches the parent only, which passes it
     // on once (a worker that got it twice would end at once, see HostServices).
     ::setpgid(0, 0);
-    if (fds[1] == kWorkerReportFd) ::fcntl(fds[1], F_SETFD, 0);
-    else ::dup2(fds[1], kWorkerReportFd);  // dup2 clears close-on-exec
+    if (!start.cpus.empty()) ::sched_setaffinity(0, sizeof(cpus), &cpus);
+    // Both ends first moved above the targets, so that placing one cannot close the other;
+    // dup2 clears close-on-exec.
+    const int report = ::fcntl(fds[1], F_DUPFD_CLOEXEC, 10);
+    const int task = tasks[1] >= 0 ? ::fcntl(tasks[1], F_DUPFD_CLOEXEC, 10) : -1;
+    ::dup2(report, kWorkerReportFd);
+    if (task >= 0) ::dup2(task, kWorkerTaskFd);
     if (null_fd >= 0) {
       ::dup2(null_fd, STDOUT_FILENO);
       ::dup2(null_fd, STDERR_FILENO);
     }
-    ::execv("/proc/self/exe", argv.data());
+    ::execve("/proc/self/exe", argv.data(), envp.data());
     ::_exit(127);
   }
   ::close(fds[1]);
+  if (tasks[1] >= 0) ::close(tasks[1]);
   if (null_fd >= 0) ::close(null_fd);
   fd_ = fds[0];
+  task_fd_ = tasks[0];
 }
 
 WorkerProcess::~WorkerProcess() {
@@ -79,36 +137,60 @@ WorkerProcess::~WorkerProcess() {
     wait();
   }
   if (fd_ >= 0) ::close(fd_);
+  if (task_fd_ >= 0) ::close(task_fd_);
 }
 
 std::optional<std::string> WorkerProcess::next_line(std::chrono::duration<double> silence) {
   const auto deadline = std::chrono::steady_clock::now() + silence;
   for (;;) {
-    if (const size_t end = buffer_.find('\n'); end != std::string::npos) {
-      std::string line = buffer_.substr(0, end);
-      buffer_.erase(0, end + 1);
-      return line;
-    }
+    if (std::optional<std::string> line = buffered_line()) return line;
     if (fd_ < 0) return std::nullopt;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      silent_ = true;
-      ::kill(pid_, SIGKILL);
+      kill_silent();
       return std::nullopt;
     }
     pollfd p{fd_, POLLIN, 0};
     const int ready = ::poll(&p, 1, int(std::min<long long>(left.count(), 1000)));
     if (ready < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
-    if (ready <= 0) continue;
-    char chunk[4096];
-    const ssize_t n = ::read(fd_, chunk, sizeof(chunk));
+    if (ready > 0) read_available();
+  }
+}
+
+void WorkerProcess::read_available() {
+  if (fd_ < 0) return;
+  char chunk[4096];
+  const ssize_t n = ::read(fd_, chunk, sizeof(chunk));
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (n <= 0) {  // the child closed its end: it has ended
+    ::close(fd_);
+    fd_ = -1;
+    return;  // a last line without '\n' (a torn crash report) is dropped
+  }
+  buffer_.append(chunk, size_t(n));
+}
+
+std::optional<std::string> WorkerProcess::buffered_line() {
+  const size_t end = buffer_.find('\n');
+  if (end == std::string::npos) return std::nullopt;
+  std::string line = buffer_.substr(0, end);
+  buffer_.erase(0, end + 1);
+  return line;
+}
+
+void WorkerProcess::kill_silent() {
+  silent_ = true;
+  ::kill(pid_, SIGKILL);
+}
+
+void WorkerProcess::send_task(const std::string& line) {
+  const std::string text = line + "\n";
+  size_t done = 0;
+  while (task_fd_ >= 0 && done < text.size()) {
+    const ssize_t n = ::send(task_fd_, text.data() + done, text.size() - done, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {  // the child closed its end: it has ended
-      ::close(fd_);
-      fd_ = -1;
-      continue;  // a last line without '\n' (a torn crash report) is dropped
-    }
-    buffer_.append(chunk, size_t(n));
+    if (n <= 0) return;  // the child has gone
+    done += size_t(n);
   }
 }
 

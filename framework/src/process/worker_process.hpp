@@ -5,12 +5,15 @@
 //
 // The child reports to its parent on a pipe at file descriptor kWorkerReportFd, one line per
 // message, tab-separated fields, each line written whole (under a lock, and below PIPE_BUF for
-// the crash reporter's), so that lines from the child's threads never mix.
+// the crash reporter's), so that lines from the child's threads never mix. A batch worker
+// also gets a task channel at kWorkerTaskFd, on which the parent answers its requests for the
+// next image (batch_protocol.hpp).
 #pragma once
 
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <sys/types.h>
@@ -18,26 +21,37 @@
 namespace regpipe {
 
 constexpr int kWorkerReportFd = 3;
+constexpr int kWorkerTaskFd = 4;
 
 // Child side: one line to the parent (the '\n' is added); any thread.
 void worker_report(const std::string& line);
+// Child side: the parent's next line on the task channel (without '\n'); nullopt when the
+// parent closed it. One thread at a time.
+std::optional<std::string> worker_task_line();
 
 // How a worker ended.
 struct WorkerExit {
   int exit_status = 0;   // when it exited
   int signal = 0;        // when a signal ended it (0: it exited)
-  bool silent = false;   // killed by the parent after a silence (next_line's timeout)
+  bool silent = false;   // killed by the parent after a silence
 };
 
 // "SIGSEGV" for SIGSEGV.
 std::string signal_name(int signal);
 
+// How the child is started, beyond its arguments.
+struct WorkerStart {
+  bool quiet = false;  // its stdout and stderr to /dev/null (else this process's)
+  std::vector<std::pair<std::string, std::string>> environment;  // variables set (or replaced)
+  std::vector<int> cpus;  // the cores it may run on (sched_setaffinity); empty: this process's
+  bool task_channel = false;  // a socket at kWorkerTaskFd for send_task()
+};
+
 class WorkerProcess {
  public:
-  // Starts /proc/self/exe with `args` (argv[1..]). With `quiet`, the child's stdout and stderr
-  // go to /dev/null; otherwise they are this process's. The child ends when this process does;
-  // it runs in a process group of its own (a terminal's Ctrl-C does not reach it: pass it on).
-  WorkerProcess(const std::vector<std::string>& args, bool quiet);
+  // Starts /proc/self/exe with `args` (argv[1..]). The child ends when this process does; it
+  // runs in a process group of its own (a terminal's Ctrl-C does not reach it: pass it on).
+  WorkerProcess(const std::vector<std::string>& args, const WorkerStart& start);
   ~WorkerProcess();  // kills the child if it still runs, and reaps it
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
@@ -45,13 +59,28 @@ class WorkerProcess {
   // The next line from the child (without '\n'); nullopt when the child closed the pipe (it
   // ended) or sent nothing for `silence`, in which case it is killed (SIGKILL).
   std::optional<std::string> next_line(std::chrono::duration<double> silence);
+
+  // For a parent that follows several children with poll(): the report pipe's read end (-1
+  // once the child closed it), one read of what is there (after poll said so), and the
+  // complete lines read so far, one at a time.
+  int report_fd() const { return fd_; }
+  void read_available();
+  std::optional<std::string> buffered_line();
+  // Ends a child that fell silent (SIGKILL); wait() then says so.
+  void kill_silent();
+
+  // One line on the task channel; a child that has ended is not an error (its end shows on the
+  // report pipe).
+  void send_task(const std::string& line);
+
   // Waits for the child to end.
   WorkerExit wait();
   pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;
-  int fd_ = -1;            // the pipe's read end
+  int fd_ = -1;            // the report pipe's read end
+  int task_fd_ = -1;       // the task channel's parent end
   std::string buffer_;     // read but not yet returned
   bool silent_ = false;
   std::optional<WorkerExit> exit_;

@@ -1,9 +1,10 @@
 #include "settings.hpp"
 
+#include <regpipe_common/usable_cores.hpp>
+
 #include <cmath>
 #include <cstring>
 #include <string>
-#include <thread>
 
 namespace regpipe::cost_cpu {
 namespace {
@@ -34,8 +35,7 @@ double read_border(const rp::Params& params, const rp_param_desc& p) {
 
 unsigned resolve_threads(long long requested) {
   if (requested > 0) return unsigned(requested);
-  const unsigned hardware = std::thread::hardware_concurrency();
-  return hardware > 0 ? hardware : 1;
+  return regpipe_common::usable_cores();
 }
 
 }  // namespace

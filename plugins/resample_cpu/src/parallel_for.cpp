@@ -2,6 +2,7 @@
 
 #include <regpipe/abi.h>
 #include <regpipe/plugin.hpp>
+#include <regpipe_common/usable_cores.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -14,7 +15,7 @@ namespace regpipe::resample {
 
 unsigned thread_count(unsigned requested) {
   if (requested > 0) return requested;
-  return std::max(1u, std::thread::hardware_concurrency());
+  return regpipe_common::usable_cores();
 }
 
 void parallel_for(size_t count, unsigned threads, const std::function<bool()>& cancelled,

@@ -196,11 +196,13 @@ RegistrationResult run_pipeline(const Pipeline& pipeline, const PluginHost& plug
                                 HostServices& services);
 
 // `regpipe run` with several moving images, supervised (batch_supervisor.cpp): each image
-// registered into its folder under outputs.dir by a worker process, a failing one reported and skipped;
-// a plugin that crashes or hangs on an image costs that image only (the worker is started
-// again for the rest); images whose complete results are there already are skipped
-// (outputs.resume); outputs.dir/batch_report.json. `run_again` is this run's command line
-// after the program name: a worker is `regpipe <run_again> --batch-worker <images>`.
+// registered into its folder under outputs.dir by a worker process (one per place of
+// execution.devices / execution.workers, each handed the next image when ready for one), a
+// failing one reported and skipped; a plugin that crashes or hangs on an image costs that image
+// only (a new worker goes on with the rest); images whose complete results are there already
+// are skipped (outputs.resume); outputs.dir/batch_report.json. `run_again` is this run's
+// command line after the program name: a worker is `regpipe <run_again> --batch-worker <key>`.
+// UserError when execution.devices names a device that is not there.
 struct BatchOutcome {
   size_t failures = 0;
   // A worker's exit status when it stopped the whole batch itself (an unreadable reference,
@@ -210,13 +212,18 @@ struct BatchOutcome {
 };
 BatchOutcome run_batch(const Pipeline& pipeline, HostServices& services,
                        const std::vector<std::string>& run_again);
-// The option that makes `regpipe run` a batch worker; its value, the task, names the images
-// to register (batch_protocol.hpp).
+// The option that makes `regpipe run` a batch worker; its value identifies the batch's image
+// list (batch_protocol.hpp).
 inline constexpr const char* kBatchWorkerOption = "--batch-worker";
-// The worker's part: the components created and the reference prepared once, then the task's
-// images registered, each reported to the supervisor on the worker's pipe (batch_protocol.hpp).
-// UserError when the task does not fit the pipeline.
+// The worker's part: the components created and the reference prepared once, then the images
+// its supervisor hands it registered, each reported on the worker's pipe (batch_protocol.hpp).
+// UserError when the key does not fit the pipeline.
 void run_batch_worker(const Pipeline& pipeline, const PluginHost& plugins, HostServices& services,
-                      const std::string& task);
+                      const std::string& batch_key);
+
+// A single registration's process takes execution.devices' first entry as its device
+// (CUDA_VISIBLE_DEVICES, before any component starts CUDA); nothing without devices.
+// UserError when that device is not there.
+void use_first_device(const PipelineExecution& execution);
 
 }  // namespace regpipe

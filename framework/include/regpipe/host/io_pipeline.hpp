@@ -38,15 +38,18 @@ inline void lower_thread_priority() {
   (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 10);
 }
 
-// Produces items 0..n-1 with produce(i) on `threads` worker threads, never more than `ahead`
-// items past the last one taken (bounding the memory they hold); take() hands them over in
-// order and rethrows an item's exception there, so that a failing item fails only itself.
+// Produces items, in the order `next` hands out their ids (nullopt: no more), with
+// produce(id) on `threads` worker threads, never more than `ahead` items past the last one
+// taken (bounding the memory they hold); take() hands them over in that order, nullopt after
+// the last, and rethrows an item's exception there, so that a failing item fails only itself.
+// `next` runs under a lock, one call at a time (a batch worker asks its supervisor there).
 template <class T>
 class ReadAhead {
  public:
-  ReadAhead(size_t n, size_t threads, size_t ahead, std::function<T(size_t)> produce)
-      : n_(n), ahead_(ahead < 1 ? 1 : ahead), produce_(std::move(produce)), slots_(n) {
-    for (size_t t = 0; t < threads && t < n; ++t)
+  ReadAhead(size_t threads, size_t ahead, std::function<std::optional<size_t>()> next,
+            std::function<T(size_t)> produce)
+      : ahead_(ahead < 1 ? 1 : ahead), next_item_(std::move(next)), produce_(std::move(produce)) {
+    for (size_t t = 0; t < threads; ++t)
       workers_.emplace_back([this] {
         lower_thread_priority();
         work();
@@ -64,17 +67,20 @@ class ReadAhead {
     for (auto& w : workers_) w.join();
   }
 
-  // The next item in order (blocks until it is produced), or its exception.
-  T take() {
-    const size_t i = taken_;
+  // The next item in order (blocks until it is produced), or its exception; nullopt when
+  // there are no more.
+  std::optional<T> take() {
     if (workers_.empty()) {  // sequential: produce it here
-      ++taken_;
-      return produce_(i);
+      const std::optional<size_t> id = next_item_();
+      if (!id) return std::nullopt;
+      return produce_(*id);
     }
     std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return slots_[i].has_value(); });
-    Slot slot = std::move(*slots_[i]);
-    slots_[i].reset();
+    changed_.wait(lock, [&] { return slots_.count(taken_) != 0 || (end_ && taken_ >= *end_); });
+    const auto it = slots_.find(taken_);
+    if (it == slots_.end()) return std::nullopt;
+    Slot slot = std::move(it->second);
+    slots_.erase(it);
     ++taken_;
     lock.unlock();
     changed_.notify_all();  // a worker may start the next item
@@ -90,34 +96,44 @@ class ReadAhead {
 
   void work() {
     for (;;) {
-      size_t i = 0;
+      size_t position = 0, id = 0;
       {
         std::unique_lock lock(mutex_);
-        changed_.wait(lock, [&] { return stop_ || next_ >= n_ || next_ < taken_ + ahead_; });
-        if (stop_ || next_ >= n_) return;
-        i = next_++;
+        changed_.wait(lock, [&] { return stop_ || end_ || next_ < taken_ + ahead_; });
+        if (stop_ || end_) return;
+        const std::optional<size_t> item = next_item_();  // under the lock: positions in order
+        if (!item) {
+          end_ = next_;
+          lock.unlock();
+          changed_.notify_all();
+          return;
+        }
+        position = next_++;
+        id = *item;
       }
       Slot slot;
       try {
-        slot.value.emplace(produce_(i));
+        slot.value.emplace(produce_(id));
       } catch (...) {
         slot.error = std::current_exception();
       }
       {
         std::lock_guard lock(mutex_);
-        slots_[i] = std::move(slot);
+        slots_.emplace(position, std::move(slot));
       }
       changed_.notify_all();
     }
   }
 
-  const size_t n_, ahead_;
+  const size_t ahead_;
+  std::function<std::optional<size_t>()> next_item_;
   std::function<T(size_t)> produce_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::vector<std::optional<Slot>> slots_;
-  size_t next_ = 0;   // the next item a worker starts
-  size_t taken_ = 0;  // items handed over (only the taking thread writes it, under the mutex)
+  std::map<size_t, Slot> slots_;  // produced and not taken, by position
+  size_t next_ = 0;               // the position of the next item a worker starts
+  size_t taken_ = 0;              // items handed over
+  std::optional<size_t> end_;     // the position `next` said no more at
   bool stop_ = false;
   std::vector<std::thread> workers_;
 };

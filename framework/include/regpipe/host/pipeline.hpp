@@ -110,6 +110,18 @@ struct PipelineOutputs {
   bool resume = true;                 // a batch skips the images whose results are complete
 };
 
+// How a batch is spread over worker processes and devices (execution.*). It changes where the
+// images register, never their results.
+struct PipelineExecution {
+  // execution.devices: the CUDA devices the workers run on, as indices among those this
+  // process sees, in the order workers take them (an index listed twice: two workers on it).
+  // Empty and not all_devices: not given (the components' own `device` parameters decide).
+  std::vector<unsigned> devices;
+  bool all_devices = false;  // execution.devices: all
+  // execution.workers: worker processes of a batch; 0: one per entry of devices, else one.
+  unsigned workers = 0;
+};
+
 struct PipelineEvaluation {
   // Optional known truth (moving -> reference world RAS 4x4, the transform_world.txt form):
   // the report then states the mean displacement error over the reference.
@@ -133,6 +145,7 @@ struct Pipeline {
   // levels, cost and optimizer (those of the first stage when all are syn).
   std::vector<PipelineStage> stages;
   PipelineOutputs outputs;
+  PipelineExecution execution;
   PipelineEvaluation evaluation;
 };
 // Parses "key=value"; throws UserError for text without '='.
