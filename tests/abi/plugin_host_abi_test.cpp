@@ -53,7 +53,7 @@ TEST(PluginHost, AcceptsNewerMinorWithGrownStructs) {
   PluginHost host(test::plugins_in({fake_dir("newer_minor")}));
   ASSERT_TRUE(host.problems().empty()) << host.problems().front().reason;
   const Component& c = host.require(RP_KIND_COST, "test.fake_cost");
-  EXPECT_EQ(c.abi_minor, 7u);
+  EXPECT_EQ(c.abi_minor, 8u);
   HostServices services;
   CostInstance cost(c, services, resolve_params(c, {{"offset", "0.5"}}));
   Image img;

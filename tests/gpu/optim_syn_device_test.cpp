@@ -2,12 +2,14 @@
 // device memory) against `device: host` (syn_register, cuda.lcc on host memory) through the
 // plugin host: the same forward and inverse warps (bit for bit on an H200; held to 1e-5 mm),
 // and a cost that takes host memory only refused with a message naming device: host; device:
-// auto choosing by the cost. Skipped without a CUDA device or cuda.lcc.
+// auto choosing by the cost; the stage's cost before and after measured on the device as the
+// host measures them. Skipped without a CUDA device or cuda.lcc.
 #include "support/test_support.hpp"
 
 #include <regpipe/host/components.hpp>
 #include <regpipe/host/host_services.hpp>
 #include <regpipe/host/plugin_host.hpp>
+#include <regpipe/host/resample_through_chain.hpp>
 #include <regpipe_common/fields/abi_views.hpp>
 #include <regpipe_common/fields/gaussian_smoothing.hpp>
 #include <regpipe_common/fields/random_diffeomorphism.hpp>
@@ -18,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <random>
 
 using namespace regpipe;
@@ -36,7 +39,19 @@ HostServices& services() {
 
 struct Result {
   rc::DisplacementField forward, inverse;
+  OptimizerInstance::MeasuredCosts costs;
 };
+
+// The shift the registrations start from (fixed world -> moving world).
+const double kShift[16] = {1, 0, 0, 1.0, 0, 1, 0, -0.5, 0, 0, 1, 0.5, 0, 0, 0, 1};
+
+Image as_image(const rp_image& view) {
+  Image image;
+  image.dims = {view.dims[0], view.dims[1], view.dims[2]};
+  for (int i = 0; i < 16; ++i) image.voxel_to_world(i / 4, i % 4) = view.voxel_to_world[i];
+  image.data.assign(view.data, view.data + image.voxel_count());
+  return image;
+}
 
 class OptimSynDevice : public ::testing::Test {
  protected:
@@ -66,11 +81,23 @@ class OptimSynDevice : public ::testing::Test {
                                               {"smoothing_sigmas", "1x0"}, {"device", device}}));
     const Component& cc = host().require(RP_KIND_COST, cost_id);
     CostInstance cost(cc, services(), resolve_params(cc, {{"radius", "2"}}));
-    Result r{rc::zero_field(grid_), rc::zero_field(grid_)};
+    Result r{rc::zero_field(grid_), rc::zero_field(grid_), {}};
     rp_field forward = rc::field_view(r.forward), inverse = rc::field_view(r.inverse);
-    const double shift[16] = {1, 0, 0, 1.0, 0, 1, 0, -0.5, 0, 0, 1, 0.5, 0, 0, 0, 1};
-    syn.register_deformable(fixed_, moving_, nullptr, shift, cost, forward, &inverse);
+    r.costs = syn.register_deformable(fixed_, moving_, nullptr, kShift, cost, forward, &inverse);
     return r;
+  }
+
+  // The cost as register_stages measures it on the host: the moving image resampled on the CPU
+  // through `chain` onto the fixed grid, cuda.lcc from host memory.
+  double host_cost(const std::vector<ChainStep>& chain) {
+    const Image fixed = as_image(fixed_), moving = as_image(moving_);
+    const Image warped = resample_at_positions(moving, fixed, chain_sample_positions(chain, fixed, moving),
+                                               Interpolation::trilinear);
+    const Component& cc = host().require(RP_KIND_COST, "cuda.lcc");
+    CostInstance cost(cc, services(), resolve_params(cc, {{"radius", "2"}}));
+    double value = std::nan("");
+    cost.evaluate_dense(rc::dense_cost_request(grid_, {fixed.data.data(), warped.data.data(), nullptr, &value}));
+    return value;
   }
 
   rc::FieldGeometry grid_{{36, 32, 30}, {3, 0, 0, -52, 0, 3, 0, -46, 0, 0, 3, -43, 0, 0, 0, 1}};
@@ -115,6 +142,26 @@ TEST_F(OptimSynDevice, AutoFollowsTheCostsDevice) {
   run("auto", "cpu.lcc", verbose);
   log = testing::internal::GetCapturedStderr();
   EXPECT_NE(log.find("fields on the host (device: auto)"), std::string::npos) << log;
+}
+
+// abi.h 1.7: on the GPU optim.syn measures the stage's cost before and after (its moving image
+// sampled once through the shift, then through shift and warp, on the device) and they are
+// the host's figures; the CPU loop leaves them (NaN) to the host.
+TEST_F(OptimSynDevice, MeasuresTheCostBeforeAndAfterAsTheHostDoes) {
+  const Result on_device = run("cuda", "cuda.lcc");
+  Eigen::Matrix4d shift;
+  for (int i = 0; i < 16; ++i) shift(i / 4, i % 4) = kShift[i];
+  auto forward = std::make_shared<const rc::DisplacementField>(on_device.forward);
+  const double before = host_cost({ChainStep{shift, nullptr}});
+  const double after = host_cost({ChainStep{shift, nullptr}, ChainStep{Eigen::Matrix4d::Identity(), forward}});
+  std::printf("  cost before %.9f (host %.9f), after %.9f (host %.9f)\n", on_device.costs.before, before,
+              on_device.costs.after, after);
+  EXPECT_LT(after, before - 0.01) << "the registration did not lower the cost";
+  EXPECT_NEAR(on_device.costs.before, before, 1e-6);
+  EXPECT_NEAR(on_device.costs.after, after, 1e-6);
+
+  const Result on_host = run("host", "cuda.lcc");
+  EXPECT_TRUE(std::isnan(on_host.costs.before) && std::isnan(on_host.costs.after));
 }
 
 TEST_F(OptimSynDevice, CudaRefusesAHostOnlyCost) {

@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 #define RP_ABI_MAJOR 1
-#define RP_ABI_MINOR 6
+#define RP_ABI_MINOR 7
 
 #if defined(_WIN32)
 #define RP_EXPORT __declspec(dllexport)
@@ -516,6 +516,17 @@ typedef struct rp_deformable_problem {
                                        as -1. Lets an optimizer keep its fields where the cost
                                        computes; the cost may still refuse RP_MEMORY_DEVICE
                                        requests (RP_UNSUPPORTED), so be ready to fall back. */
+  double *cost_before_out;          /* [1.7] [out, nullable] host memory: the dense cost of
+                                       the fixed image and the moving image resampled onto
+                                       the fixed grid (trilinear, 0 outside its domain) through
+                                       initial_matrix alone, with fixed_mask: the stage's cost
+                                       before it. The host sets NaN; an optimizer that measures
+                                       it where its images are (e.g. on the cost's device)
+                                       writes it, one that leaves NaN (a 1.6 optimizer does)
+                                       leaves the host to measure it. */
+  double *cost_after_out;           /* [1.7] [out, nullable] the same through the result:
+                                       the moving image sampled once at
+                                       initial_matrix * (p + u(p)), u the forward field. */
 } rp_deformable_problem;
 
 typedef struct rp_optimizer_deformable_ext {

@@ -1,7 +1,8 @@
 // registration.stages (issue 16, item 4): antsRegistration's Rigid -> Affine -> SyN chain.
 // Each affine stage is today's one-stage registration (register_images) started from the
 // previous stage's matrix; the syn stage hands the deformable optimizer the full-resolution
-// host images, the final affine and the dense cost instance, and keeps the two fields it fills.
+// host images, the final affine and the dense cost instance, and keeps the two fields it fills
+// and the cost before and after where the optimizer measured them.
 #include <regpipe/host/driver.hpp>
 #include <regpipe/host/error.hpp>
 #include <regpipe/host/resample_through_chain.hpp>
@@ -174,14 +175,21 @@ RegistrationResult register_stages(const Pipeline& pipeline, const RegistrationI
       const rp_image fixed = images.reference.view(), moving = images.moving.view();
       std::optional<rp_image> mask;
       if (images.reference_weight) mask = images.reference_weight->view();
-      record.cost_before = dense_cost(*d.cost, images, {ChainStep{start_matrix, nullptr}});
-      d.optimizer->register_deformable(fixed, moving, mask ? &*mask : nullptr, matrix, *d.cost, forward_out,
-                                       &inverse_out);
+      const OptimizerInstance::MeasuredCosts measured = d.optimizer->register_deformable(
+          fixed, moving, mask ? &*mask : nullptr, matrix, *d.cost, forward_out, &inverse_out);
       for (const float v : forward->vectors)
         if (!std::isfinite(v))
           throw ComponentError(RP_INTERNAL, stage.label + ": optimizer '" + record.optimizer_id +
                                                 "' returned a forward field with a non-finite vector");
-      record.final_cost = dense_cost(*d.cost, images, {ChainStep{start_matrix, nullptr}, ChainStep{Eigen::Matrix4d::Identity(), forward}});
+      // The optimizer's own measurement where it made one (on the cost's device: abi.h 1.7),
+      // else the host's (CPU resampling of the moving image through the chain).
+      record.cost_before = std::isfinite(measured.before)
+                               ? measured.before
+                               : dense_cost(*d.cost, images, {ChainStep{start_matrix, nullptr}});
+      record.final_cost = std::isfinite(measured.after)
+                              ? measured.after
+                              : dense_cost(*d.cost, images,
+                                           {ChainStep{start_matrix, nullptr}, ChainStep{Eigen::Matrix4d::Identity(), forward}});
       result.warp = forward;
       result.inverse_warp = inverse;
       services.progress(1.0, stage.label + " done");

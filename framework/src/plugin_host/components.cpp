@@ -1,6 +1,7 @@
 #include <regpipe/host/components.hpp>
 #include <regpipe/host/plugin_watchdog.hpp>
 
+#include <limits>
 #include <vector>
 
 namespace regpipe {
@@ -231,9 +232,10 @@ void OptimizerInstance::minimize(const rp_objective& objective, double* x, doubl
   if (s != RP_OK) fail(*component_, s, "minimize", vt_->last_error(self_));
 }
 
-void OptimizerInstance::register_deformable(const rp_image& fixed, const rp_image& moving,
-                                            const rp_image* fixed_mask, const double* initial_matrix,
-                                            CostInstance& cost, rp_field& forward, rp_field* inverse) {
+OptimizerInstance::MeasuredCosts OptimizerInstance::register_deformable(const rp_image& fixed, const rp_image& moving,
+                                                                        const rp_image* fixed_mask,
+                                                                        const double* initial_matrix, CostInstance& cost,
+                                                                        rp_field& forward, rp_field* inverse) {
   if (deformable_ == nullptr)
     fail(*component_, RP_UNSUPPORTED, "register_deformable",
          "the component offers no RP_EXT_DEFORMABLE_OPTIMIZER (abi.h 1.5): it is not a deformable optimizer");
@@ -259,9 +261,12 @@ void OptimizerInstance::register_deformable(const rp_image& fixed, const rp_imag
   problem.cost_device = cost.device();
   if (problem.cost_device < 0)
     if (const std::optional<DeviceDescription> d = cost.device_description()) problem.cost_device = d->device;
+  MeasuredCosts measured{std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN()};
+  problem.cost_before_out = &measured.before;
+  problem.cost_after_out = &measured.after;
   const rp_status s = call_plugin(*component_, "register_deformable",
                                   [&] { return deformable_->register_deformable(self_, &problem); });
-  if (s == RP_OK) return;
+  if (s == RP_OK) return measured;
   // A failing cost's own message names the cause (the optimizer only sees its status).
   std::string message = vt_->last_error(self_);
   const std::string cost_message = cost.vt_->last_error(cost.self_);

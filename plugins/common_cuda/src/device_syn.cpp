@@ -15,6 +15,7 @@
 #include <regpipe_common/resample_request.hpp>
 #include <regpipe_common/syn/convergence_monitor.hpp>
 #include <regpipe_common/syn/syn_levels.hpp>
+#include <regpipe_common/voxel_map.hpp>
 
 #include <regpipe/plugin.hpp>
 
@@ -53,6 +54,8 @@ void check_options(const syn::SynOptions& o) {
   require(std::isfinite(o.convergence_threshold), "the convergence threshold must be finite");
   require(o.inverse_iterations >= 0 && o.final_inverse_iterations >= 0, "inverse iterations must be at least 0");
 }
+
+std::size_t voxels_of(const rp_image& image) { return std::size_t(image.dims[0]) * image.dims[1] * image.dims[2]; }
 
 Buffer device_floats(std::size_t count) {
   auto b = std::make_unique<DeviceBuffer<float>>();
@@ -221,11 +224,10 @@ class Registration {
         .max_residual_mm;
   }
 
-  rc::DisplacementField composed(const float* first, const float* second, const rc::FieldGeometry& grid) {
-    const std::size_t floats = 3 * rc::voxel_count(grid.dims);
-    const Buffer out = device_floats(floats);
+  Buffer composed(const float* first, const float* second, const rc::FieldGeometry& grid) {
+    Buffer out = device_floats(3 * rc::voxel_count(grid.dims));
     device_compose_first_then_second(rc::view_of(grid, first), rc::view_of(grid, second), out->get(), stream_);
-    return {grid, downloaded(out->get(), floats, stream_)};
+    return out;
   }
 
   rc::DisplacementField field(const Buffer& b, const rc::FieldGeometry& grid) {
@@ -241,12 +243,58 @@ class Registration {
   Buffer total_;
 };
 
+// The moving image as DeviceSynCosts samples it: its own voxels (device) on the grid whose
+// voxel_to_world is A^-1 times its own, so that warp_image, which samples the image at world
+// point x + u(x), reads it at A(x + u(x)).
+rp_image seen_through(const rp_image& moving, const float* voxels, const double* affine) {
+  rp_image seen = moving;
+  seen.data = voxels;
+  if (affine == nullptr) return seen;
+  double inverse[16];
+  require(rc::invert_affine(affine, inverse), "the initial affine is singular");
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      double sum = 0.0;
+      for (int k = 0; k < 4; ++k) sum += inverse[4 * r + k] * moving.voxel_to_world[4 * k + c];
+      seen.voxel_to_world[4 * r + c] = sum;
+    }
+  return seen;
+}
+
+// DeviceSynCosts: `forward` on `grid` (the last level's), the images uploaded as they came.
+DeviceSynCosts measured_costs(const rp_image& seen, const float* fixed, const float* mask, const float* forward,
+                              const rc::FieldGeometry& grid, const rc::FieldGeometry& full,
+                              const DeviceSynMetric& metric, cudaStream_t stream) {
+  const std::size_t voxels = rc::voxel_count(full.dims);
+  Buffer on_full;
+  if (grid.dims.nx != full.dims.nx || grid.dims.ny != full.dims.ny || grid.dims.nz != full.dims.nz) {
+    on_full = device_floats(3 * voxels);
+    device_resample_field(rc::view_of(grid, forward), full, on_full->get(), stream);
+    forward = on_full->get();
+  }
+  // Before: a zero field; one voxel of it is enough (outside its grid a field is zero too).
+  rc::FieldGeometry one_voxel = full;
+  one_voxel.dims = {1, 1, 1};
+  const Buffer zero = device_floats(3);
+  RP_CUDA_CHECK(cudaMemsetAsync(zero->get(), 0, 3 * sizeof(float), stream));
+  const Buffer warped = device_floats(voxels);
+  auto cost_through = [&](const rc::DisplacementFieldView& field) {
+    device_warp_image(seen, field, full, 0.0f, warped->get(), stream);
+    RP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return metric(full, fixed, warped->get(), mask, nullptr, stream);
+  };
+  DeviceSynCosts costs;
+  costs.before = cost_through(rc::view_of(one_voxel, zero->get()));
+  costs.after = cost_through(rc::view_of(full, forward));
+  return costs;
+}
+
 }  // namespace
 
 syn::SynResult syn_register_device(const rp_image& fixed, const rp_image& moving, const rp_image* fixed_mask,
                                    const syn::SynOptions& options, const DeviceSynMetric& metric,
                                    const double* initial_affine, const syn::SynObserver& observer,
-                                   cudaStream_t stream) {
+                                   cudaStream_t stream, DeviceSynCosts* costs) {
   check_options(options);
   require(bool(metric), "no device metric");
   const rc::FieldGeometry full = syn::geometry_of(fixed);
@@ -269,7 +317,7 @@ syn::SynResult syn_register_device(const rp_image& fixed, const rp_image& moving
   }
   const Buffer fixed_full = device_floats(rc::voxel_count(full.dims));
   fixed_full->upload(fixed.data, rc::voxel_count(full.dims), stream);
-  const std::size_t moving_voxels = std::size_t(moving_input.dims[0]) * moving_input.dims[1] * moving_input.dims[2];
+  const std::size_t moving_voxels = voxels_of(moving_input);
   const Buffer moving_full = device_floats(moving_voxels);
   moving_full->upload(moving_input.data, moving_voxels, stream);
   Buffer mask_full;
@@ -294,8 +342,20 @@ syn::SynResult syn_register_device(const rp_image& fixed, const rp_image& moving
   }
   result.inverse_max_residual_mm =
       std::max(r.refine_inverses(fixed_side, grid), r.refine_inverses(moving_side, grid));
-  result.forward = r.composed(fixed_side.to_mid->get(), moving_side.from_mid->get(), grid);
-  result.inverse = r.composed(moving_side.to_mid->get(), fixed_side.from_mid->get(), grid);
+  const Buffer forward = r.composed(fixed_side.to_mid->get(), moving_side.from_mid->get(), grid);
+  if (costs != nullptr) {
+    // moving_full holds the moving image's own voxels only where no affine resampled it.
+    Buffer moving_own;
+    if (initial_affine) {
+      moving_own = device_floats(voxels_of(moving));
+      moving_own->upload(moving.data, voxels_of(moving), stream);
+    }
+    const rp_image seen = seen_through(moving, (initial_affine ? moving_own : moving_full)->get(), initial_affine);
+    *costs = measured_costs(seen, fixed_full->get(), mask_full ? mask_full->get() : nullptr, forward->get(), grid,
+                            full, metric, stream);
+  }
+  result.forward = r.field(forward, grid);
+  result.inverse = r.field(r.composed(moving_side.to_mid->get(), fixed_side.from_mid->get(), grid), grid);
   result.mid_from_fixed = r.field(fixed_side.to_mid, grid);
   result.fixed_from_mid = r.field(fixed_side.from_mid, grid);
   result.mid_from_moving = r.field(moving_side.to_mid, grid);

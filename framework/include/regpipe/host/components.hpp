@@ -114,11 +114,16 @@ class OptimizerInstance {
   // RP_UNSUPPORTED naming it otherwise). `forward` and `inverse` (nullable) are caller-allocated
   // host fields on the fixed grid (dims, voxel_to_world and vectors set; their size is set
   // here). Throws ComponentError on failure (RP_UNSUPPORTED where the optimizer does not offer
-  // the extension, RP_CANCELLED, or the cost's status with the cost's message).
+  // the extension, RP_CANCELLED, or the cost's status with the cost's message). Returns the
+  // stage's cost before and after as the optimizer measured them (abi.h 1.7's cost_before_out
+  // and cost_after_out), NaN where it did not.
   bool offers_deformable() const { return deformable_ != nullptr; }
-  void register_deformable(const rp_image& fixed, const rp_image& moving, const rp_image* fixed_mask,
-                           const double* initial_matrix, CostInstance& cost, rp_field& forward,
-                           rp_field* inverse);
+  struct MeasuredCosts {
+    double before, after;
+  };
+  MeasuredCosts register_deformable(const rp_image& fixed, const rp_image& moving, const rp_image* fixed_mask,
+                                    const double* initial_matrix, CostInstance& cost, rp_field& forward,
+                                    rp_field* inverse);
 
  private:
   const Component* component_;

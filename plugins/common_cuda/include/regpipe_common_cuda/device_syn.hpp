@@ -28,6 +28,7 @@ namespace regpipe_common_cuda {
 // null or 0/1 per voxel), its value returned and its gradient with respect to the moving
 // image's sampling displacement, in world LPS mm per voxel, written to `gradient_world` (3 per
 // voxel, device; zero where a voxel does not count) — a SynMetricFunction on device memory.
+// `gradient_world` null: the value alone (DeviceSynCosts' evaluations).
 // `stream` has been synchronised when it is called (the images are complete); its own work may
 // go on `stream` or any stream it has finished when it returns (a cost's evaluate_dense does:
 // it returns the value to host memory).
@@ -35,16 +36,25 @@ using DeviceSynMetric = std::function<double(const regpipe_common::FieldGeometry
                                              const float* moving, const float* mask, float* gradient_world,
                                              cudaStream_t stream)>;
 
+// The metric's value of the fixed image (with the fixed mask) and the moving image resampled
+// once from its own grid onto the fixed one (trilinear, 0 outside, as warp_image samples)
+// through the initial affine A alone (before) and through the result, x -> A(x + forward(x))
+// (after): what a host reports as a deformable stage's cost before and after it (abi.h 1.7's
+// cost_before_out and cost_after_out), measured where the images already are.
+struct DeviceSynCosts {
+  double before = 0.0, after = 0.0;
+};
+
 // syn_register(fixed, moving, fixed_mask, options, initial_affine, observer) with `metric` in
 // place of options.metric / metric_function (ignored here). Images in host memory. The same
 // errors (rp::Error RP_INVALID_ARGUMENT naming the option or input, RP_CANCELLED from the
 // observer), plus RP_DEVICE / RP_OUT_OF_MEMORY from CUDA. Runs on `stream` of the current
-// device.
+// device. With `costs`, measures them (two more metric evaluations, no gradient).
 regpipe_common::syn::SynResult syn_register_device(const rp_image& fixed, const rp_image& moving,
                                                    const rp_image* fixed_mask,
                                                    const regpipe_common::syn::SynOptions& options,
                                                    const DeviceSynMetric& metric, const double* initial_affine,
                                                    const regpipe_common::syn::SynObserver& observer,
-                                                   cudaStream_t stream);
+                                                   cudaStream_t stream, DeviceSynCosts* costs = nullptr);
 
 }  // namespace regpipe_common_cuda
