@@ -11,8 +11,8 @@
 #include "image/decompressed_file.hpp"
 #include "image/file_names.hpp"
 #include "image/file_grid_checks.hpp"
-#include "image/gzip_after_writing.hpp"
 #include "image/itk_file_grid.hpp"
+#include "image/itk_form_nifti.hpp"
 #include "image/metaimage_header_checks.hpp"
 #include "image/nifti_header.hpp"
 #include "image/nifti_header_checks.hpp"
@@ -285,24 +285,7 @@ Image to_image(const Volume& volume, const fs::path& path) {
 }
 
 template <class T>
-typename itk::Image<T, 3>::Pointer to_itk(const Image& image, const fs::path& path) {
-  const Eigen::Matrix3d linear = image.voxel_to_world.topLeftCorner<3, 3>();
-  const Eigen::Vector3d spacing = image.spacing();
-  if (!(spacing.minCoeff() > 0.0))
-    throw UserError("cannot write '" + path.string() + "': a voxel size is 0");
-  const Eigen::Matrix3d direction = linear * spacing.cwiseInverse().asDiagonal();
-  // ITK (and NIfTI's qform) store voxel axes as spacing times an orthonormal direction:
-  // a sheared grid would be silently squared up, so refuse it.
-  if ((direction.transpose() * direction - Eigen::Matrix3d::Identity()).cwiseAbs().maxCoeff() >
-      1e-6)
-    throw UserError("cannot write '" + path.string() +
-                    "': its voxel axes are not orthogonal, which image files cannot store; "
-                    "resample it onto an orthogonal grid first");
-  if (image.data.size() != image.voxel_count())
-    throw UserError("cannot write '" + path.string() + "': the image holds " +
-                    std::to_string(image.data.size()) + " values for " +
-                    std::to_string(image.voxel_count()) + " voxels");
-
+typename itk::Image<T, 3>::Pointer to_itk(const Image& image, const image_detail::ItkGrid& grid) {
   using Out = itk::Image<T, 3>;
   auto volume = Out::New();
   typename Out::RegionType region;
@@ -310,10 +293,10 @@ typename itk::Image<T, 3>::Pointer to_itk(const Image& image, const fs::path& pa
   typename Out::PointType origin;
   typename Out::DirectionType itk_direction;
   for (unsigned r = 0; r < 3; ++r) {
-    region.SetSize(r, image.dims[r]);
-    itk_spacing[r] = spacing[r];
-    origin[r] = image.voxel_to_world(r, 3);
-    for (unsigned c = 0; c < 3; ++c) itk_direction(r, c) = direction(r, c);
+    region.SetSize(r, grid.dims[r]);
+    itk_spacing[r] = grid.spacing[r];
+    origin[r] = grid.origin[r];
+    for (unsigned c = 0; c < 3; ++c) itk_direction(r, c) = grid.direction(r, c);
   }
   volume->SetRegions(region);
   volume->SetSpacing(itk_spacing);
@@ -457,25 +440,41 @@ void require_complete(const fs::path& tmp, const fs::path& path) {
                     *reason + "); is the disk full?");
 }
 
+// The grid as ITK stores it, and the voxel count checked (every writer below).
+image_detail::ItkGrid checked_grid(const Image& image, const fs::path& path) {
+  const std::string cannot_write = "cannot write '" + path.string() + "'";
+  if (image.data.size() != image.voxel_count())
+    throw UserError(cannot_write + ": the image holds " + std::to_string(image.data.size()) + " values for " +
+                    std::to_string(image.voxel_count()) + " voxels");
+  return image_detail::itk_grid(image.dims, image.voxel_to_world, cannot_write);
+}
+
+// Formats other than NIfTI through ITK's writer for them.
 template <class T>
 void write_as(const Image& image, const fs::path& path, const std::vector<std::string>& companions) {
   using Out = itk::Image<T, 3>;
-  const typename Out::Pointer volume = to_itk<T>(image, path);
+  const typename Out::Pointer volume = to_itk<T>(image, checked_grid(image, path));
   write_atomically(path, companions, [&](const fs::path& tmp) {
-    image_detail::write_gzipped_after(tmp, path, [&](const fs::path& target) {
-      itk::ImageIOBase::Pointer io = create_image_io(target, itk::IOFileModeEnum::WriteMode);
-      if (!io) throw UserError("cannot write '" + path.string() + "': no ITK writer for it");
-      auto writer = itk::ImageFileWriter<Out>::New();
-      writer->SetImageIO(io);
-      writer->SetFileName(target.string());
-      writer->SetInput(volume);
-      try {
-        writer->Update();
-      } catch (const itk::ExceptionObject& e) {
-        throw UserError("cannot write '" + path.string() + "': " + reason_of(e));
-      }
-      require_complete(target, path);
-    });
+    itk::ImageIOBase::Pointer io = create_image_io(tmp, itk::IOFileModeEnum::WriteMode);
+    if (!io) throw UserError("cannot write '" + path.string() + "': no ITK writer for it");
+    auto writer = itk::ImageFileWriter<Out>::New();
+    writer->SetImageIO(io);
+    writer->SetFileName(tmp.string());
+    writer->SetInput(volume);
+    try {
+      writer->Update();
+    } catch (const itk::ExceptionObject& e) {
+      throw UserError("cannot write '" + path.string() + "': " + reason_of(e));
+    }
+    require_complete(tmp, path);
+  });
+}
+
+// A NIfTI file without a header of the image's own: the bytes ITK's writer writes, from memory.
+void write_itk_form(const Image& image, const fs::path& path, VoxelType type) {
+  const image_detail::ItkGrid grid = checked_grid(image, path);
+  write_atomically(path, {}, [&](const fs::path& tmp) {
+    image_detail::write_itk_form_nifti(grid, type, image.data, tmp, path);
   });
 }
 
@@ -493,7 +492,8 @@ void write_image(const Image& image, const fs::path& path, VoxelType type) {
   register_formats();
   const std::vector<std::string> companions = companions_for_writing(path);
   const std::string extension = image_detail::lowercase(full_extension(path));
-  if (image.nifti && (extension == ".nii.gz" || extension == ".nii")) return write_nifti(image, path, type);
+  if (extension == ".nii.gz" || extension == ".nii")
+    return image.nifti ? write_nifti(image, path, type) : write_itk_form(image, path, type);
   switch (type) {
     case VoxelType::uint8: return write_as<uint8_t>(image, path, companions);
     case VoxelType::int8: return write_as<int8_t>(image, path, companions);

@@ -1,12 +1,9 @@
 #include "image/nifti_header.hpp"
 
-#include "image/file_names.hpp"
-#include "image/parallel_gzip.hpp"
+#include "image/niftilib_image.hpp"
 #include "image/stored_values.hpp"
 
 #include <regpipe/host/error.hpp>
-
-#include <nifti1_io.h>
 
 #include <Eigen/Dense>
 #include <cstring>
@@ -16,11 +13,6 @@ namespace fs = std::filesystem;
 
 namespace regpipe::image_detail {
 namespace {
-
-struct NiftiFree {
-  void operator()(nifti_image* nim) const { nifti_image_free(nim); }
-};
-using NiftiPtr = std::unique_ptr<nifti_image, NiftiFree>;
 
 Eigen::Matrix4d from_mat44(const mat44& m) {
   Eigen::Matrix4d out;
@@ -40,20 +32,6 @@ mat44 to_mat44(const Eigen::Matrix4d& m) {
 const Eigen::Matrix4d& lps_ras_flip() {
   static const Eigen::Matrix4d flip = Eigen::Vector4d(-1.0, -1.0, 1.0, 1.0).asDiagonal();
   return flip;
-}
-
-int datatype_code(VoxelType type) {
-  switch (type) {
-    case VoxelType::uint8: return DT_UINT8;
-    case VoxelType::int8: return DT_INT8;
-    case VoxelType::uint16: return DT_UINT16;
-    case VoxelType::int16: return DT_INT16;
-    case VoxelType::uint32: return DT_UINT32;
-    case VoxelType::int32: return DT_INT32;
-    case VoxelType::float32: return DT_FLOAT32;
-    case VoxelType::float64: break;
-  }
-  return DT_FLOAT64;
 }
 
 bool has_orthogonal_axes(const Eigen::Matrix4d& voxel_to_ras) {
@@ -108,6 +86,20 @@ void forms_from_grid(const NiftiHeader& h, const Eigen::Matrix4d& voxel_to_ras, 
 }
 
 }  // namespace
+
+int nifti_datatype_code(VoxelType type) {
+  switch (type) {
+    case VoxelType::uint8: return DT_UINT8;
+    case VoxelType::int8: return DT_INT8;
+    case VoxelType::uint16: return DT_UINT16;
+    case VoxelType::int16: return DT_INT16;
+    case VoxelType::uint32: return DT_UINT32;
+    case VoxelType::int32: return DT_INT32;
+    case VoxelType::float32: return DT_FLOAT32;
+    case VoxelType::float64: break;
+  }
+  return DT_FLOAT64;
+}
 
 std::mutex& header_mutex() {
   static std::mutex mutex;
@@ -165,11 +157,11 @@ void write_nifti(const Image& image, const std::vector<const std::vector<float>*
   int dims[8] = {count > 1 ? 4 : 3, int(image.dims[0]), int(image.dims[1]), int(image.dims[2]),
                  count, 1, 1, 1};
   // The header through niftilib; the voxels straight into the file's bytes (no copy of them).
-  NiftiPtr nim(nifti_make_new_nim(dims, datatype_code(type), 0));
+  NiftiPtr nim(nifti_make_new_nim(dims, nifti_datatype_code(type), 0));
   if (!nim) throw UserError("cannot write '" + path.string() + "': out of memory for the NIfTI image");
   nim->nifti_type = NIFTI_FTYPE_NIFTI1_1;
   nifti_set_iname_offset(nim.get());  // 352: the header and a 4-byte extender of zeros (no extensions)
-  std::vector<unsigned char> bytes(size_t(nim->iname_offset) + size_t(nim->nvox) * size_t(nim->nbyper), 0);
+  std::vector<unsigned char> bytes = nifti_file_buffer(*nim);
   for (int v = 0; v < count; ++v) {
     if (volumes[v]->size() != image.voxel_count())
       throw UserError("cannot write '" + path.string() + "': volume " + std::to_string(v) +
@@ -197,14 +189,9 @@ void write_nifti(const Image& image, const std::vector<const std::vector<float>*
   nim->cal_max = h.cal_max;
   if (count > 1) nim->dt = nim->pixdim[4] = float(volume_step);
 
-  // What nifti_image_write would write (tests/unit/nifti_write_test.cpp compares the bytes), and
+  // What nifti_image_write would write (tests/unit/nifti_one_pass_test.cpp compares the bytes),
   // gzipped on several threads where niftilib's zlib takes one.
-  const nifti_1_header header = nifti_convert_nim2nhdr(nim.get());
-  std::memcpy(bytes.data(), &header, sizeof(header));
-  if (ends_with_any(file.string(), {".gz"}))
-    write_gzip_file(file, bytes.data(), bytes.size(), path);
-  else
-    write_plain_file(file, bytes.data(), bytes.size(), path);
+  write_with_header(*nim, bytes, file, path);
 }
 
 }  // namespace regpipe::image_detail

@@ -13,6 +13,9 @@
 
 namespace regpipe::image_detail {
 
+// The NIfTI-1 datatype code (DT_*) of `type`.
+int nifti_datatype_code(VoxelType type);
+
 // Held while making an ITK ImageIO or reading a header with ITK or niftilib: ITK 5.2's
 // NiftiImageIO keeps header state in statics and sets niftilib's global debug level.
 std::mutex& header_mutex();

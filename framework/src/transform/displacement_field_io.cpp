@@ -1,5 +1,6 @@
-// Displacement-field files through ITK's own NIfTI IO (itk::Image<itk::Vector<float, 3>, 3>),
-// the reader and writer antsRegistration and antsApplyTransforms use. The header is checked
+// Displacement-field files read through ITK's own NIfTI IO (itk::Image<itk::Vector<float, 3>,
+// 3>), the reader antsRegistration and antsApplyTransforms use, and written in the bytes its
+// writer writes, from memory (itk_form_nifti.hpp: gzipped on several threads). The header is checked
 // byte by byte first: ITK 5.2 reads a 5D file that is not in the vector form as a scalar image
 // and, for a field with several time points, corrupts the heap (measured: munmap_chunk()).
 #include <regpipe/host/atomic_file.hpp>
@@ -10,8 +11,8 @@
 
 #include "image/data_completeness.hpp"
 #include "image/file_grid_checks.hpp"
-#include "image/gzip_after_writing.hpp"
 #include "image/itk_file_grid.hpp"
+#include "image/itk_form_nifti.hpp"
 #include "image/nifti_header.hpp"
 #include "image/nifti_header_checks.hpp"
 #include "image/raw_nifti_header.hpp"
@@ -22,7 +23,6 @@
 #define ITK_USE_SYSTEM_EIGEN
 #include <itkImage.h>
 #include <itkImageFileReader.h>
-#include <itkImageFileWriter.h>
 #include <itkNiftiImageIO.h>
 #include <itkVector.h>
 
@@ -235,61 +235,11 @@ void write_displacement_field(const DisplacementField& field, const fs::path& pa
   Eigen::Matrix4d voxel_to_world;
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) voxel_to_world(r, c) = field.geometry.voxel_to_world[4 * r + c];
-  const Eigen::Matrix3d linear = voxel_to_world.topLeftCorner<3, 3>();
-  const Eigen::Vector3d spacing = linear.colwise().norm();
-  if (!voxel_to_world.allFinite() || !(spacing.minCoeff() > 0.0))
-    throw write_error(path, "its voxel-to-world matrix is not finite or has a voxel size 0");
-  const Eigen::Matrix3d direction = linear * spacing.cwiseInverse().asDiagonal();
-  if ((direction.transpose() * direction - Eigen::Matrix3d::Identity()).cwiseAbs().maxCoeff() > 1e-6)
-    throw write_error(path, "its voxel axes are not orthogonal, which ITK's NIfTI form cannot store; "
-                            "resample it onto an orthogonal grid first");
-
-  auto image = FieldImage::New();
-  FieldImage::RegionType region;
-  FieldImage::SpacingType itk_spacing;
-  FieldImage::PointType origin;
-  FieldImage::DirectionType itk_direction;
-  for (unsigned r = 0; r < 3; ++r) {
-    itk_spacing[r] = spacing[r];
-    origin[r] = voxel_to_world(r, 3);
-    for (unsigned c = 0; c < 3; ++c) itk_direction(r, c) = direction(r, c);
-  }
-  region.SetSize(0, size_t(g.nx));
-  region.SetSize(1, size_t(g.ny));
-  region.SetSize(2, size_t(g.nz));
-  image->SetRegions(region);
-  image->SetSpacing(itk_spacing);
-  image->SetOrigin(origin);
-  image->SetDirection(itk_direction);
-  image->Allocate();
-  FieldImage::PixelType* pixels = image->GetBufferPointer();
-  for (size_t i = 0; i < voxels; ++i)
-    for (unsigned c = 0; c < 3; ++c) pixels[i][c] = field.vectors[3 * i + c];
-
-  prepare_image_io();
+  const image_detail::ItkGrid grid = image_detail::itk_grid(
+      {uint32_t(g.nx), uint32_t(g.ny), uint32_t(g.nz)}, voxel_to_world,
+      "cannot write displacement field '" + path.string() + "'");
   write_atomically(path, [&](const fs::path& tmp) {
-    image_detail::write_gzipped_after(tmp, path, [&](const fs::path& target) {
-      itk::NiftiImageIO::Pointer io;
-      {
-        std::lock_guard<std::mutex> lock(image_detail::header_mutex());
-        io = itk::NiftiImageIO::New();
-      }
-      auto writer = itk::ImageFileWriter<FieldImage>::New();
-      writer->SetImageIO(io);
-      writer->SetFileName(target.string());
-      writer->SetInput(image);
-      try {
-        writer->Update();
-      } catch (const itk::ExceptionObject& e) {
-        throw write_error(path, reason_of(e));
-      }
-      // ITK's NIfTI writer reports a failed open or a short write only on stderr.
-      std::error_code ec;
-      if (!fs::exists(target, ec))
-        throw write_error(path, "the writer could not create " + target.filename().string() + " in that folder");
-      if (const auto reason = image_detail::incomplete_data_reason(target))
-        throw write_error(path, "the written file is incomplete (" + *reason + "); is the disk full?");
-    });
+    image_detail::write_itk_form_nifti_vectors(grid, field.vectors, tmp, path);
   });
 }
 
