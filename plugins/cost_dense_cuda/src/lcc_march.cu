@@ -124,14 +124,16 @@ __global__ void __launch_bounds__(kMaxMarchThreads, kMinBlocksPerSm)
     __syncthreads();  // the next plane step changes the sums read here
   }
   weighted_rho2 = block_sum(weighted_rho2);
-  if (threadIdx.x == 0) partials[(std::size_t(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x] = weighted_rho2;
+  const std::size_t block = (std::size_t(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  if (threadIdx.x == 0) partials[block] = weighted_rho2;
 }
 
 }  // namespace
 
 MarchLaunch plan_lcc_march(const Dims& d, int radius, int threads, int sm_count, std::size_t shared_optin) {
   // Warps: no more than the grid's rows need, and no more than the shared memory holds.
-  int warps = std::min(std::min(threads, kMaxMarchThreads) / 32, (d.ny + kMarchRowsPerThread - 1) / kMarchRowsPerThread);
+  const int rows_needed = (d.ny + kMarchRowsPerThread - 1) / kMarchRowsPerThread;
+  int warps = std::min(std::min(threads, kMaxMarchThreads) / 32, rows_needed);
   while (warps > 1 && march_shared_bytes(warps, radius) > shared_optin) --warps;
   MarchLaunch plan;
   plan.threads = 32 * warps;
@@ -146,7 +148,8 @@ MarchLaunch plan_lcc_march(const Dims& d, int radius, int threads, int sm_count,
     RP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(plan.shared)));
   int per_sm = 1;
   RP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, plan.threads, plan.shared));
-  const unsigned tiles_x = unsigned((d.nx + kTileX - 1) / kTileX), tiles_y = unsigned((d.ny + tile_rows - 1) / tile_rows);
+  const unsigned tiles_x = unsigned((d.nx + kTileX - 1) / kTileX);
+  const unsigned tiles_y = unsigned((d.ny + tile_rows - 1) / tile_rows);
   // Segments: as many as one wave of resident blocks holds (shorter segments repeat more
   // start-up planes; more blocks than a wave leave a tail).
   const std::size_t resident = std::size_t(std::max(per_sm, 1)) * std::size_t(std::max(sm_count, 1));

@@ -12,10 +12,10 @@ namespace regpipe::cost_dense_cuda {
 
 // The launch of one pass, sized to the grid and the device.
 struct MarchLaunch {
-  dim3 grid;              // x-tiles, y-tiles, z-segments
-  int threads = 0;        // a warp per kMarchRowsPerThread output rows of a tile
-  int segment = 0;        // planes per z-segment
-  std::size_t shared = 0; // bytes of shared memory per block
+  dim3 grid;               // x-tiles, y-tiles, z-segments
+  int threads = 0;         // a warp per kMarchRowsPerThread output rows of a tile
+  int segment = 0;         // planes per z-segment
+  std::size_t shared = 0;  // bytes of shared memory per block
   std::size_t blocks() const { return std::size_t(grid.x) * grid.y * grid.z; }
 };
 
