@@ -220,6 +220,42 @@ TEST_P(CudaCr, WeightsBorderAndNearestAgreeWithTheCpuReference) {
   }
 }
 
+// head_weight_mm (head_weight.hpp): both images' smooth head masks, derived on the host by the
+// code cpu.cr uses, times a given weight, give cpu.cr's costs within the scheme's tolerance.
+TEST_P(CudaCr, HeadWeightAgreesWithTheCpuReference) {
+  const std::string scheme = GetParam();
+  constexpr double kMm = 2;
+  constexpr int kBinsHere = 256;
+  if (!prepare_level(kMm, kBinsHere)) GTEST_SKIP() << "shared data not found: " << test::shared_data_dir();
+  const auto& [ref, mov] = fixture().levels.at(kMm);
+  Image ref_weight = ref;  // a given weight too: 1 in the left half of the grid, 0.5 in the right
+  for (size_t i = 0; i < ref.data.size(); ++i) ref_weight.data[i] = i % ref.dims[0] < ref.dims[0] / 2 ? 1.f : 0.5f;
+  const std::map<std::string, std::string> common = {{"bins", std::to_string(kBinsHere)}, {"head_weight_mm", "2"}};
+  auto cpu = make_cost("cpu.cr", common);
+  auto params = common;
+  params["scheme"] = scheme;
+  auto gpu = make_cost("cuda.cr", params);
+  for (CostInstance* c : {cpu.get(), gpu.get()}) {
+    c->set_reference(ref, &ref_weight);
+    c->set_moving(mov, nullptr);
+  }
+  constexpr int kCount = 20;
+  const double* matrices = fixture().matrices.at(kMm).data();
+  std::vector<double> expected(kCount), expected_overlap(kCount), costs(kCount), overlaps(kCount);
+  cpu->evaluate(matrices, kCount, expected.data(), expected_overlap.data());
+  gpu->evaluate(matrices, kCount, costs.data(), overlaps.data());
+  double worst = 0.0;
+  for (int t = 0; t < kCount; ++t) {
+    const double rel = std::fabs(costs[t] - expected[t]) / std::max(expected[t], 1e-3);
+    worst = std::max(worst, rel);
+    EXPECT_LE(rel, tolerance(scheme)) << scheme << " transform " << t << ": gpu " << costs[t] << " cpu " << expected[t];
+    EXPECT_NEAR(overlaps[t], expected_overlap[t], 1e-5) << scheme << " transform " << t;
+  }
+  // The weights change the measure: not FLIRT's CR's costs.
+  EXPECT_GT(std::fabs(expected[0] - fixture().cpu_costs.at({kBinsHere, kMm})[0]), 1e-3);
+  std::printf("%-9s head_weight_mm 2: max relative difference to cpu.cr %.2e\n", scheme.c_str(), worst);
+}
+
 // The finish step on the GPU (cost, overlap, zeroing for the next call) without any sample:
 // the worst cost 1 and overlap 0, as cpu.cr, and the next evaluation is not disturbed.
 TEST_P(CudaCr, NoOverlapCostsTheWorstValueAndLeavesTheNextCallClean) {

@@ -31,6 +31,9 @@ struct CostCase {
 const CostCase kCases[] = {
     {"cr_fused", "cuda.cr", {{"bins", "256"}}, 0, 0, 1},
     {"cr_scheme5", "cuda.cr", {{"bins", "64"}, {"scheme", "scheme5"}}, 1, 1, 2},
+    // head_weight_mm derives the weights on the host: each level downloaded once, then uploaded
+    // with its weights (the reference's spans once, the moving values and weights).
+    {"cr_head_weight", "cuda.cr", {{"bins", "256"}, {"head_weight_mm", "2"}}, 3, 2, 2},
     {"mi_privatised", "cuda.mi", {{"bins", "64"}}, 0, 0, 0},
     {"mi_presorted", "cuda.mi", {{"bins", "64"}, {"scheme", "presorted"}}, 0, 1, 1},
     {"nmi_partial_volume", "cuda.nmi", {{"bins", "64"}, {"partial_volume", "true"}}, 0, 0, 0},

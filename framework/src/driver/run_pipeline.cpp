@@ -12,6 +12,8 @@
 #include "driver/report.hpp"
 #include "driver/run_outputs.hpp"
 
+#include <regpipe_common/head_weight.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -86,10 +88,7 @@ VoxelType registered_image_type(const Pipeline& p, const Image& moving) {
 }
 
 float foreground_threshold(const Image& image) {
-  std::vector<float> v(image.data);
-  const size_t k = std::min(v.size() - 1, size_t(0.99 * double(v.size())));
-  std::nth_element(v.begin(), v.begin() + long(k), v.end());
-  return 0.2f * v[k];
+  return regpipe_common::foreground_threshold(image.data.data(), image.data.size());
 }
 
 std::optional<Image> resample_registered(const Pipeline& p, const RegistrationImages& images,

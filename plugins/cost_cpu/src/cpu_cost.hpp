@@ -4,6 +4,7 @@
 #pragma once
 
 #include <regpipe_common/affine_checks.hpp>
+#include <regpipe_common/head_weight.hpp>
 #include <regpipe_common/prepared_image.hpp>
 #include "dense_request.hpp"
 #include "settings.hpp"
@@ -86,7 +87,8 @@ class CpuCost {
 
   PreparedImage prepare(const rp_image& image, const rp_image* weight, const char* role,
                         bool binned) const {
-    PreparedImage p = prepare_image(image, weight, role);
+    const auto head = head_weighted(image, weight, settings_.head_weight_mm, role);
+    PreparedImage p = prepare_image(image, head ? &head->weight : weight, role);
     if (Measure::kNeedsVaryingImages) require_varying(p, role, Measure::kMeasureName);
     if (binned) bin_voxels(p, settings_.bins, role);
     return p;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <regpipe/abi.h>
+#include <regpipe_common/head_weight.hpp>
 #include <regpipe_common/param_list.hpp>
 
 #include <cstddef>
@@ -39,7 +40,7 @@ inline constexpr rp_param_desc kThreadsParam =
 
 inline constexpr rp_param_desc kCorrelationRatioParams[] = {
     bins_param("256", "reference intensity bins, equal-width over its [min, max] (weight > 0)"),
-    kInterpolationParam, kBorderParam, kThreadsParam};
+    kInterpolationParam, kBorderParam, regpipe_common::kHeadWeightParam, kThreadsParam};
 inline constexpr rp_param_desc kHistogramParams[] = {
     bins_param("64", "bins per image, equal-width over each image's [min, max] (weight > 0)"),
     kInterpolationParam, kBorderParam, kPartialVolumeParam, kThreadsParam};

@@ -25,7 +25,7 @@ Interpolation read_interpolation(const rp::Params& params, const rp_param_desc& 
                   std::string(p.name) + "=" + v + " is not one of trilinear, nearest");
 }
 
-double read_border(const rp::Params& params, const rp_param_desc& p) {
+double read_finite(const rp::Params& params, const rp_param_desc& p) {
   const double v = params.get_double(p.name);
   if (!std::isfinite(v))
     throw rp::Error(RP_INVALID_ARGUMENT, std::string(p.name) + " is not a finite number");
@@ -49,7 +49,9 @@ Settings read_settings(const rp::Params& params, ParamList schema) {
     else if (is(p, "interpolation"))
       s.interpolation = read_interpolation(params, p);
     else if (is(p, "border_mm"))
-      s.border_mm = read_border(params, p);
+      s.border_mm = read_finite(params, p);
+    else if (is(p, "head_weight_mm"))
+      s.head_weight_mm = read_finite(params, p);
     else if (is(p, "partial_volume"))
       s.partial_volume = params.get_bool(p.name);
     else if (is(p, "threads"))

@@ -14,6 +14,7 @@ struct Settings {
   int bins = 0;  // 0 for measures without histograms (NCC, LS)
   Interpolation interpolation = Interpolation::kTrilinear;
   double border_mm = 0.0;
+  double head_weight_mm = 0.0;  // 0: off; else both images weighted by their smooth head masks
   bool partial_volume = false;
   unsigned threads = 1;  // resolved: hardware concurrency for the parameter's 0
 };

@@ -4,6 +4,7 @@
 
 #include <regpipe_common/affine_checks.hpp>
 #include <regpipe_common/border_weight.hpp>
+#include <regpipe_common/head_weight.hpp>
 #include <regpipe_common/voxel_map.hpp>
 
 #include <algorithm>
@@ -95,8 +96,10 @@ CudaCrCost::CudaCrCost(const rp_host*, const rp::Params& params)
       blocks_(read_int(params, "blocks")),
       max_block_workload_(read_int(params, "max_block_workload")),
       nearest_(params.get_string("interpolation") == "nearest"),
-      border_mm_(params.get_double("border_mm")) {
+      border_mm_(params.get_double("border_mm")),
+      head_weight_mm_(params.get_double("head_weight_mm")) {
   rp::Params::check_range("border_mm", border_mm_, 0.0, schema("border_mm").max);
+  rp::Params::check_range("head_weight_mm", head_weight_mm_, 0.0, schema("head_weight_mm").max);
   if (threads_per_block_ % 32 != 0)
     throw rp::Error(RP_INVALID_ARGUMENT,
                     "threads_per_block=" + std::to_string(threads_per_block_) + " is not a multiple of 32");
@@ -133,6 +136,8 @@ void CudaCrCost::set_reference(const rp_image& image, const rp_image* weight) {
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
   ref_.reset();  // until this call's uploads are done
   layouts_ = ReferenceLayouts{};
+  const auto head = regpipe_common::head_weighted(image, weight, head_weight_mm_, "reference");
+  if (head) weight = &head->weight;
   const Geometry geometry = scheme_name_ == "fused" ? set_fused_reference(image, weight)
                                                     : set_gridded_reference(image, weight);
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -170,12 +175,12 @@ CudaCrCost::Geometry CudaCrCost::set_fused_reference(const rp_image& image, cons
 
 // An unweighted reference in device memory. fused: measured, binned and laid out on the device
 // (its spans are its rows), the host path's bins, hot bin and total weight bit for bit. Schemes
-// 1-5 build their per-voxel state (and scheme5 its presort) on the host: the level is copied
-// back once and takes the host path.
+// 1-5 build their per-voxel state (and scheme5 its presort) on the host, as head_weight_mm
+// derives its weights: the level is copied back once and takes the host path.
 void CudaCrCost::set_reference_device(const rp_device_image& image) {
   regpipe_common_cuda::require_on_device(image, device_.index, "reference");
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
-  if (scheme_name_ != "fused") {
+  if (scheme_name_ != "fused" || head_weight_mm_ > 0.0) {
     const HostCopy copy = copy_to_host(image.data, image.dims, image.voxel_to_world);
     set_reference(copy.view, nullptr);
     return;
@@ -226,6 +231,8 @@ void CudaCrCost::set_moving(const rp_image& image, const rp_image* weight) {
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
   mov_.reset();  // until this call's uploads are done
   mov_quads_ready_ = false;
+  const auto head = regpipe_common::head_weighted(image, weight, head_weight_mm_, "moving");
+  if (head) weight = &head->weight;
   const MeasuredImage mov = regpipe_common::measure_image_in_place(image, weight, "moving");
   regpipe_common::require_varying(mov, "moving", "correlation ratio");
   check_voxel_count(mov.voxel_count, "moving");
@@ -257,6 +264,11 @@ void CudaCrCost::set_moving(const rp_image& image, const rp_image* weight) {
 void CudaCrCost::set_moving_device(const rp_device_image& image) {
   regpipe_common_cuda::require_on_device(image, device_.index, "moving");
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
+  if (head_weight_mm_ > 0.0) {  // the weights are derived on the host
+    const HostCopy copy = copy_to_host(image.data, image.dims, image.voxel_to_world);
+    set_moving(copy.view, nullptr);
+    return;
+  }
   mov_.reset();  // until this call's copy is done
   mov_quads_ready_ = false;
   const regpipe_common_cuda::DeviceMeasurement measured =

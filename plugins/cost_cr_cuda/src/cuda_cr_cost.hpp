@@ -94,6 +94,7 @@ class CudaCrCost {
   int bins_, threads_per_block_, blocks_, max_block_workload_;
   bool nearest_;
   double border_mm_;
+  double head_weight_mm_;  // 0: off (head_weight.hpp)
 
   std::optional<Geometry> ref_, mov_;  // empty until a set_* call has succeeded
   double ref_total_weight_ = 0.0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <regpipe/abi.h>
+#include <regpipe_common/head_weight.hpp>
 
 namespace regpipe::cost_cr_cuda {
 
@@ -19,6 +20,7 @@ inline constexpr rp_param_desc kParams[] = {
      "how the moving image is sampled: trilinear or nearest"},
     {sizeof(rp_param_desc), "border_mm", RP_PARAM_DOUBLE, "0", 0, 100, nullptr, "mm",
      "fuzzy edge: sample weight ramps 0->1 over this distance inside the moving image (0 = off)"},
+    regpipe_common::kHeadWeightParam,
     {sizeof(rp_param_desc), "device", RP_PARAM_INT, "0", 0, 63, nullptr, "", "CUDA device index"},
     {sizeof(rp_param_desc), "threads_per_block", RP_PARAM_INT, "256", 32, 1024, nullptr, "",
      "threads per block, a multiple of 32"},
