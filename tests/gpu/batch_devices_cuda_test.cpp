@@ -1,0 +1,94 @@
+// A batch over GPU workers (execution.devices, issue 18): two workers on one device give one
+// worker's transforms bit for bit, each reports the card it ran on; with several devices,
+// `all` puts one worker on each. Skipped without a CUDA device.
+#include <regpipe/host/atomic_file.hpp>
+
+#include "support/phantom_batch.hpp"
+#include "support/test_support.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cuda_runtime.h>
+
+#include <fstream>
+#include <iterator>
+#include <set>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr regpipe::test::PhantomCase kCases[] = {
+    {"scan_a", "6", "4"}, {"scan_b", "-10", "7"}, {"scan_c", "12", "-5"}, {"scan_d", "3", "-2"}};
+
+class BatchDevicesCuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const cudaError_t e = cudaGetDeviceCount(&devices_);
+    if (e != cudaSuccess || devices_ == 0)
+      GTEST_SKIP() << "no CUDA device: " << (e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+    ASSERT_TRUE(regpipe::test::make_phantom_batch(dir_.path(), kCases, "--size 64 --voxel-mm 2"));
+    regpipe::write_text_atomically(dir_ / "pipeline.yaml", R"(inputs:
+  reference: reference.nii.gz
+  moving: scans/*.nii.gz
+registration:
+  levels_mm: [8, 4, 2]
+  cost: {plugin: cuda.cr, params: {bins: 64}}
+  optimizer: {plugin: optim.flirt}
+  resampler: {plugin: resample.cuda}
+outputs:
+  dir: result
+)");
+  }
+  nlohmann::json run_batch(const std::string& out, const std::string& devices) const {
+    std::string text;
+    const int status = regpipe::test::run_command(regpipe::test::regpipe_cli().string() + " run '" +
+                                                      (dir_ / "pipeline.yaml").string() + "' --set outputs.dir=" +
+                                                      (dir_ / out).string() + " --devices " + devices,
+                                                  &text);
+    EXPECT_EQ(status, 0) << text;
+    return nlohmann::json::parse(std::ifstream(dir_ / out / "batch_report.json"));
+  }
+  std::string transform_text(const std::string& out, const char* name) const {
+    std::ifstream in(dir_ / out / name / "transform.mat", std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  // Every image registered, its transform the one-worker batch's to the bit.
+  void expect_same_transforms_as_one_worker(const std::string& out) const {
+    for (const auto& c : kCases) {
+      ASSERT_FALSE(transform_text("one", c.name).empty()) << c.name;
+      EXPECT_EQ(transform_text(out, c.name), transform_text("one", c.name)) << out << ": " << c.name;
+    }
+  }
+  int devices_ = 0;
+  regpipe::test::TempDir dir_;
+};
+
+}  // namespace
+
+TEST_F(BatchDevicesCuda, TwoWorkersOnOneDeviceGiveOneWorkersTransforms) {
+  run_batch("one", "0");
+  const nlohmann::json report = run_batch("two", "0,0");
+  expect_same_transforms_as_one_worker("two");
+  EXPECT_EQ(report["summary"]["failures"], 0);
+  ASSERT_EQ(report["workers"].size(), 2u);
+  size_t registered = 0;
+  for (const nlohmann::json& w : report["workers"]) {
+    registered += w["registered"].get<size_t>();
+    EXPECT_EQ(w["device_index"], 0) << w.dump();
+    if (w["registered"] > 0) EXPECT_TRUE(w["device"]["name"].is_string()) << "its card unnamed: " << w.dump();
+  }
+  EXPECT_EQ(registered, std::size(kCases));
+}
+
+TEST_F(BatchDevicesCuda, AllDevicesPutsOneWorkerOnEach) {
+  if (devices_ < 2) GTEST_SKIP() << "one CUDA device: `all` is one worker (the two-workers test covers it)";
+  run_batch("one", "0");
+  const nlohmann::json report = run_batch("all", "all");
+  expect_same_transforms_as_one_worker("all");
+  ASSERT_EQ(report["workers"].size(), size_t(devices_));
+  std::set<int> seen;
+  for (const nlohmann::json& w : report["workers"]) seen.insert(w["device_index"].get<int>());
+  EXPECT_EQ(seen.size(), size_t(devices_)) << report["workers"].dump();
+}
