@@ -294,7 +294,7 @@ DeviceSynCosts measured_costs(const rp_image& seen, const float* fixed, const fl
 syn::SynResult syn_register_device(const rp_image& fixed, const rp_image& moving, const rp_image* fixed_mask,
                                    const syn::SynOptions& options, const DeviceSynMetric& metric,
                                    const double* initial_affine, const syn::SynObserver& observer,
-                                   cudaStream_t stream, DeviceSynCosts* costs) {
+                                   cudaStream_t stream, const DeviceSynOutputs& outputs) {
   check_options(options);
   require(bool(metric), "no device metric");
   const rc::FieldGeometry full = syn::geometry_of(fixed);
@@ -343,7 +343,7 @@ syn::SynResult syn_register_device(const rp_image& fixed, const rp_image& moving
   result.inverse_max_residual_mm =
       std::max(r.refine_inverses(fixed_side, grid), r.refine_inverses(moving_side, grid));
   const Buffer forward = r.composed(fixed_side.to_mid->get(), moving_side.from_mid->get(), grid);
-  if (costs != nullptr) {
+  if (outputs.costs != nullptr) {
     // moving_full holds the moving image's own voxels only where no affine resampled it.
     Buffer moving_own;
     if (initial_affine) {
@@ -351,11 +351,12 @@ syn::SynResult syn_register_device(const rp_image& fixed, const rp_image& moving
       moving_own->upload(moving.data, voxels_of(moving), stream);
     }
     const rp_image seen = seen_through(moving, (initial_affine ? moving_own : moving_full)->get(), initial_affine);
-    *costs = measured_costs(seen, fixed_full->get(), mask_full ? mask_full->get() : nullptr, forward->get(), grid,
+    *outputs.costs = measured_costs(seen, fixed_full->get(), mask_full ? mask_full->get() : nullptr, forward->get(), grid,
                             full, metric, stream);
   }
   result.forward = r.field(forward, grid);
   result.inverse = r.field(r.composed(moving_side.to_mid->get(), fixed_side.from_mid->get(), grid), grid);
+  if (!outputs.half_way_fields) return result;
   result.mid_from_fixed = r.field(fixed_side.to_mid, grid);
   result.fixed_from_mid = r.field(fixed_side.from_mid, grid);
   result.mid_from_moving = r.field(moving_side.to_mid, grid);

@@ -95,7 +95,8 @@ std::string format(double v) {
 // syn_register_device with the fields on GPU `device` and the cost evaluating from device memory
 // there; `refused` is set when the cost returns RP_UNSUPPORTED for device memory.
 // The problem's cost before and after (abi.h 1.7), where a host asks for them, are measured on
-// the device as well (regpipe_common_cuda::DeviceSynCosts).
+// the device as well (regpipe_common_cuda::DeviceSynCosts); of the fields only the two warps
+// come back.
 syn::SynResult register_on_device(const rp_deformable_problem& p, const syn::SynOptions& options,
                                   const syn::SynObserver& observer, int device, long& evaluations, bool& refused) {
   regpipe_common_cuda::select_device(device, "optim.syn with device: host");
@@ -129,8 +130,11 @@ syn::SynResult register_on_device(const rp_deformable_problem& p, const syn::Syn
   const bool asked = RP_HAS_MEMBER(&p, rp_deformable_problem, cost_after_out) &&
                      (p.cost_before_out != nullptr || p.cost_after_out != nullptr);
   regpipe_common_cuda::DeviceSynCosts costs;
-  syn::SynResult result = regpipe_common_cuda::syn_register_device(
-      *p.fixed, *p.moving, p.fixed_mask, options, metric, p.initial_matrix, observer, stream.s, asked ? &costs : nullptr);
+  regpipe_common_cuda::DeviceSynOutputs outputs;
+  outputs.half_way_fields = false;  // the problem takes the two warps only
+  outputs.costs = asked ? &costs : nullptr;
+  syn::SynResult result = regpipe_common_cuda::syn_register_device(*p.fixed, *p.moving, p.fixed_mask, options, metric,
+                                                                   p.initial_matrix, observer, stream.s, outputs);
   if (asked && p.cost_before_out != nullptr) *p.cost_before_out = costs.before;
   if (asked && p.cost_after_out != nullptr) *p.cost_after_out = costs.after;
   return result;

@@ -45,16 +45,25 @@ struct DeviceSynCosts {
   double before = 0.0, after = 0.0;
 };
 
+// What syn_register_device hands back besides the forward and inverse warps.
+struct DeviceSynOutputs {
+  // The four half-way fields downloaded into the result (the reference's comparison needs them;
+  // a registration that keeps only the warps saves four full-resolution downloads).
+  bool half_way_fields = true;
+  DeviceSynCosts* costs = nullptr;  // measured when set
+};
+
 // syn_register(fixed, moving, fixed_mask, options, initial_affine, observer) with `metric` in
 // place of options.metric / metric_function (ignored here). Images in host memory. The same
 // errors (rp::Error RP_INVALID_ARGUMENT naming the option or input, RP_CANCELLED from the
 // observer), plus RP_DEVICE / RP_OUT_OF_MEMORY from CUDA. Runs on `stream` of the current
-// device. With `costs`, measures them (two more metric evaluations, no gradient).
+// device. `outputs` says which of the half-way fields and DeviceSynCosts to hand back (the
+// costs: two more metric evaluations, no gradient).
 regpipe_common::syn::SynResult syn_register_device(const rp_image& fixed, const rp_image& moving,
                                                    const rp_image* fixed_mask,
                                                    const regpipe_common::syn::SynOptions& options,
                                                    const DeviceSynMetric& metric, const double* initial_affine,
                                                    const regpipe_common::syn::SynObserver& observer,
-                                                   cudaStream_t stream, DeviceSynCosts* costs = nullptr);
+                                                   cudaStream_t stream, const DeviceSynOutputs& outputs = {});
 
 }  // namespace regpipe_common_cuda
