@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Issues 18 and 19 on the device: a batch of N moving images to chris_t1 (examples/flirt_cr.yaml:
+# 12 DOF, FLIRT's CR and search) under each execution.devices given, with and without the
+# registered images, REPEATS times in turn (an entry cpu:K runs K CPU workers instead: cpu.cr
+# and resample.cpu, each worker on its share of the cores), each GPU's utilisation sampled by nvidia-smi every
+# 250 ms. Everything lands in $OUT/batch_devices.tgz (reports, logs, samples, runs.txt);
+# bench/batch_devices/table.py makes the table from it.
+#
+#   bash bench/batch_devices/device_scaling.sh BUNDLE N REPEATS DEVICES...
+#   bash bench/batch_devices/device_scaling.sh .device/lead 96 3 0 0,0 0,1 0,0,1,1
+#   bash bench/batch_devices/device_scaling.sh .device/lead 32 1 cpu:16
+#
+# BUNDLE (../shared/tools/device-bundle.sh) carries data/chris_t1.nii.gz and data/moving/m0..m2
+# (bench/batch_devices/make_moving.py); the batch cycles the three.
+set -uo pipefail
+B=$1; N=$2; REPEATS=$3; shift 3
+D=$PWD/$B/data
+source $B/env.sh
+R=$OUT/batch_devices; mkdir -p $R
+nvidia-smi -L > $R/gpus.txt 2>&1
+nproc > $R/cores.txt
+
+W=/tmp/batch_devices; rm -rf $W; mkdir -p $W/in
+for i in $(seq -w 1 $N); do ln -s $D/moving/m$(( (10#$i - 1) % 3 )).nii.gz $W/in/s$i.nii.gz; done
+sed -e "s#reference: .*#reference: $D/chris_t1.nii.gz#" -e "s#moving: .*#moving: $W/in/*.nii.gz#" \
+    -e "s#dir: .*#dir: $W/out#" examples/flirt_cr.yaml > $W/pipeline.yaml
+cp $W/pipeline.yaml $R/
+# Warm-up: the driver's first start and the page cache, paid by no measured run.
+regpipe run $W/pipeline.yaml --devices 0 --set "inputs.moving=[$W/in/s$(printf %0${#N}d 1).nii.gz, $W/in/s$(printf %0${#N}d 2).nii.gz]" -q > /dev/null 2>&1
+
+for repeat in $(seq 1 $REPEATS); do
+  for devices in "$@"; do
+    for images in true false; do
+      name="devices_${devices//[,:]/-}_images_${images}_run${repeat}"
+      rm -rf $W/out
+      nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used --format=csv,noheader -lms 250 > $R/$name.util.csv 2>/dev/null &
+      sampler=$!
+      t0=$(date +%s.%N)
+      case $devices in
+        cpu:*) place="--workers ${devices#cpu:} --set registration.cost.plugin=cpu.cr --set registration.resampler.plugin=resample.cpu";;
+        *) place="--devices $devices";;
+      esac
+      regpipe run $W/pipeline.yaml $place --set outputs.registered_image=$images -q > $R/$name.log 2>&1
+      rc=$?
+      t1=$(date +%s.%N)
+      kill $sampler 2>/dev/null; wait $sampler 2>/dev/null
+      cp $W/out/batch_report.json $R/$name.json 2>/dev/null
+      echo "$name rc=$rc wall_s=$(awk -v a=$t0 -v b=$t1 'BEGIN{printf "%.2f", b-a}')" | tee -a $R/runs.txt
+    done
+  done
+done
+tar -czf $OUT/batch_devices.tgz -C $OUT batch_devices && rm -rf $R
