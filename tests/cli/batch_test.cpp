@@ -30,18 +30,7 @@ class BatchTest : public ::testing::Test {
   // CPU-only pipeline over the glob scans/*.nii.gz (small phantoms, levels 8 and 4 mm).
   void SetUp() override {
     ASSERT_TRUE(regpipe::test::make_phantom_batch(dir_.path(), kCases, "--size 40 --voxel-mm 4"));
-    regpipe::write_text_atomically(pipeline(), R"(inputs:
-  reference: reference.nii.gz
-  moving: scans/*.nii.gz
-registration:
-  levels_mm: [8, 4]
-  cost: {plugin: cpu.cr, params: {bins: 64}}
-  optimizer: {plugin: optim.powell}
-  resampler: {plugin: resample.cpu}
-outputs:
-  dir: result
-  registered_image: false
-)");
+    regpipe::write_text_atomically(pipeline(), regpipe::test::kCpuPhantomBatchPipeline);
   }
   static std::string cli() { return regpipe::test::regpipe_cli().string(); }
   std::string run(const std::string& args, int* status) {

@@ -24,18 +24,7 @@ class BatchWorkersTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(regpipe::test::make_phantom_batch(dir_.path(), kCases, "--size 40 --voxel-mm 4"));
-    regpipe::write_text_atomically(dir_ / "pipeline.yaml", R"(inputs:
-  reference: reference.nii.gz
-  moving: scans/*.nii.gz
-registration:
-  levels_mm: [8, 4]
-  cost: {plugin: cpu.cr, params: {bins: 64}}
-  optimizer: {plugin: optim.powell}
-  resampler: {plugin: resample.cpu}
-outputs:
-  dir: result
-  registered_image: false
-)");
+    regpipe::write_text_atomically(dir_ / "pipeline.yaml", regpipe::test::kCpuPhantomBatchPipeline);
   }
   // `regpipe run pipeline.yaml <args>` into outputs.dir `out`.
   std::string run(const std::string& out, const std::string& args, int* status) const {

@@ -21,4 +21,19 @@ struct PhantomCase {
 bool make_phantom_batch(const std::filesystem::path& dir, std::span<const PhantomCase> cases,
                         const std::string& phantom_options);
 
+// A CPU-only pipeline over such a batch (its folder's scans/*.nii.gz; small phantoms, levels 8
+// and 4 mm, outputs.dir `result`, no registered images), to be written beside it.
+inline constexpr const char* kCpuPhantomBatchPipeline = R"(inputs:
+  reference: reference.nii.gz
+  moving: scans/*.nii.gz
+registration:
+  levels_mm: [8, 4]
+  cost: {plugin: cpu.cr, params: {bins: 64}}
+  optimizer: {plugin: optim.powell}
+  resampler: {plugin: resample.cpu}
+outputs:
+  dir: result
+  registered_image: false
+)";
+
 }  // namespace regpipe::test
