@@ -168,7 +168,9 @@ __global__ void correlate_kernel(VoxelArgs a, const double* stats, const double*
        i += std::size_t(gridDim.x) * blockDim.x) {
     double v[kSums];
     for (int k = 0; k < kSums; ++k) v[k] = sums[k * n + i];
-    weighted_rho2 += correlate_voxel(a, s, v, i, terms);
+    long at[3];
+    voxel_at(a.d, i, at);
+    weighted_rho2 += correlate_voxel(a, s, v, at, i, terms);
   }
   weighted_rho2 = block_sum(weighted_rho2);
   if (threadIdx.x == 0) partials[blockIdx.x] = weighted_rho2;
@@ -298,10 +300,14 @@ void run_local_cc(const LccProblem& p, LccWorkspace& ws, int sm_count, std::size
     if (bytes > 48 * 1024) set_shared_limit(reinterpret_cast<const void*>(&box_x_kernel), bytes);
   }
   const int blocks = reduce_blocks(d.n, threads);
-  MarchLaunch march;
-  if (separable) march = plan_lcc_march(d, p.radius, threads, sm_count, shared_optin);
+  const int key[5] = {p.nx, p.ny, p.nz, p.radius, threads};
+  if (separable && !std::equal(key, key + 5, ws.march_key)) {
+    ws.march = plan_lcc_march(d, p.radius, threads, sm_count, shared_optin);
+    std::copy(key, key + 5, ws.march_key);
+  }
+  const MarchLaunch& march = ws.march;
   ws.stats.ensure(kStatCount);
-  ws.partials.ensure(std::max(std::size_t(kMaxReduceBlocks) * kMomentCount, march.blocks()));
+  ws.partials.ensure(std::max(std::size_t(kMaxReduceBlocks) * kMomentCount, separable ? march.blocks() : 0));
   if (!separable) ws.sums_a.ensure(kSums * d.n);
   if (exact) {
     ws.sums_a.ensure(kExactTerms * d.n);

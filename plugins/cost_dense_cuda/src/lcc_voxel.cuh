@@ -21,7 +21,7 @@ constexpr int kExactTerms = 4;
 constexpr double kFlatWindowVarianceFraction = 1e-10;
 
 struct Moments {
-  double total_weight, fixed_mean, moving_mean, fixed_variance, moving_variance;
+  double total_weight, inverse_weight, fixed_mean, moving_mean, fixed_variance, moving_variance;
 };
 
 // The means and variances from the stats; fixed0 and moving0 are the images' first voxels
@@ -30,6 +30,7 @@ __device__ __forceinline__ Moments moments_of(const double* stats, float fixed0,
   Moments m;
   m.total_weight = stats[kStatW];
   const bool any = m.total_weight > 0.0;
+  m.inverse_weight = any ? 1.0 / m.total_weight : 0.0;
   const double df = any ? stats[kStatF] / m.total_weight : 0.0;
   const double dm = any ? stats[kStatM] / m.total_weight : 0.0;
   m.fixed_mean = any ? double(fixed0) + df : 0.0;
@@ -55,11 +56,12 @@ __device__ __forceinline__ void add_products(double acc[kSums], double w, double
   acc[kSumFM] += wf * m;
 }
 
-// Voxel i from its six window sums: ANTs' gradient into a.gradient_out (if asked), or the exact
-// gradient's four terms into `terms` (4 arrays of n, if not null), which the exact gradient
-// then window-sums. Returns w rho2, the voxel's share of the cost.
+// Voxel i = (at[0], at[1], at[2]) from its six window sums: ANTs' gradient into a.gradient_out
+// (if asked), or the exact gradient's four terms into `terms` (4 arrays of n, if not null),
+// which the exact gradient then window-sums. Returns w rho2, the voxel's share of the cost.
+// Two divisions a voxel (the reciprocals of the window weight and of the variances' product).
 __device__ __forceinline__ double correlate_voxel(const VoxelArgs& a, const Moments& s, const double sums[kSums],
-                                                  std::size_t i, double* terms) {
+                                                  const long at[3], std::size_t i, double* terms) {
   const std::size_t n = a.d.n;
   const double w = weight_of(a.weight, a.weight_is_mask, i);
   if (!(w > 0.0)) {
@@ -71,16 +73,18 @@ __device__ __forceinline__ double correlate_voxel(const VoxelArgs& a, const Mome
     return 0.0;
   }
   const double window = sums[kSumW], sf = sums[kSumF], sm = sums[kSumM];
-  const double fbar = sf / window, mbar = sm / window;
+  const double inverse_window = 1.0 / window;
+  const double fbar = sf * inverse_window, mbar = sm * inverse_window;
   const double cross = sums[kSumFM] - fbar * sm;
   const double fixed_ss = sums[kSumFF] - fbar * sf;
   const double moving_ss = sums[kSumMM] - mbar * sm;
   // window_correlation (local_cc.hpp)
   const bool flat = !(fixed_ss > kFlatWindowVarianceFraction * window * s.fixed_variance) ||
                     !(moving_ss > kFlatWindowVarianceFraction * window * s.moving_variance);
-  const double rho2 = flat ? 1.0 : cross * cross / (fixed_ss * moving_ss);
-  const double alpha = flat ? 0.0 : 2.0 * cross / (fixed_ss * moving_ss);
-  const double beta = flat ? 0.0 : cross / moving_ss;
+  const double inverse_product = flat ? 0.0 : 1.0 / (fixed_ss * moving_ss);
+  const double rho2 = flat ? 1.0 : cross * cross * inverse_product;
+  const double alpha = 2.0 * cross * inverse_product;  // 0 where flat
+  const double beta = cross * fixed_ss * inverse_product;  // cross / moving_ss
   if (terms != nullptr) {
     terms[0 * n + i] = w * alpha;
     terms[1 * n + i] = w * alpha * fbar;
@@ -88,8 +92,8 @@ __device__ __forceinline__ double correlate_voxel(const VoxelArgs& a, const Mome
     terms[3 * n + i] = w * alpha * beta * mbar;
   } else if (a.gradient_out != nullptr) {
     const double f = a.fixed[i] - s.fixed_mean, m = a.moving[i] - s.moving_mean;
-    const double d_cost_d_m = -(w * w / s.total_weight) * alpha * ((f - fbar) - beta * (m - mbar));
-    write_world_gradient(a, i, d_cost_d_m);
+    const double d_cost_d_m = -(w * w * s.inverse_weight) * alpha * ((f - fbar) - beta * (m - mbar));
+    write_world_gradient(a, at, i, d_cost_d_m);
   }
   return w * rho2;
 }
