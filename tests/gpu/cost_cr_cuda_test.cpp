@@ -136,6 +136,37 @@ std::vector<double> far_away_matrix() {
 // 1.2e-7 before the integer histograms). The bounds leave 4x (3a/3b) and 6x or more (the rest).
 double tolerance(const std::string& scheme) { return scheme == "scheme3a" || scheme == "scheme3b" ? 2e-4 : 1e-5; }
 
+// cpu.cr and cuda.cr `scheme`, both with `params`, on level `mm`'s images and the given weights
+// (null: none): the first `count` transforms' costs and overlaps agree within the scheme's
+// tolerance. Prints the worst relative difference under `what`; returns cpu.cr's costs.
+std::vector<double> expect_gpu_matches_cpu(const std::string& scheme, const std::map<std::string, std::string>& params,
+                                           double mm, const Image* ref_weight, const Image* mov_weight,
+                                           const std::string& what, int count = 20) {
+  const auto& [ref, mov] = fixture().levels.at(mm);
+  auto cpu = make_cost("cpu.cr", params);
+  auto gpu_params = params;
+  gpu_params["scheme"] = scheme;
+  auto gpu = make_cost("cuda.cr", gpu_params);
+  for (CostInstance* c : {cpu.get(), gpu.get()}) {
+    c->set_reference(ref, ref_weight);
+    c->set_moving(mov, mov_weight);
+  }
+  const double* matrices = fixture().matrices.at(mm).data();
+  std::vector<double> expected(count), expected_overlap(count), costs(count), overlaps(count);
+  cpu->evaluate(matrices, count, expected.data(), expected_overlap.data());
+  gpu->evaluate(matrices, count, costs.data(), overlaps.data());
+  double worst = 0.0;
+  for (int t = 0; t < count; ++t) {
+    const double rel = std::fabs(costs[t] - expected[t]) / std::max(expected[t], 1e-3);
+    worst = std::max(worst, rel);
+    EXPECT_LE(rel, tolerance(scheme)) << scheme << " " << what << " transform " << t << ": gpu " << costs[t]
+                                      << " cpu " << expected[t];
+    EXPECT_NEAR(overlaps[t], expected_overlap[t], 1e-5) << scheme << " " << what << " transform " << t;
+  }
+  std::printf("%-9s %s: max relative difference to cpu.cr %.2e\n", scheme.c_str(), what.c_str(), worst);
+  return expected;
+}
+
 TEST_P(CudaCr, AgreesWithTheCpuReferenceOnRealImages) {
   const std::string scheme = GetParam();
   const double tol = tolerance(scheme);
@@ -191,33 +222,10 @@ TEST_P(CudaCr, WeightsBorderAndNearestAgreeWithTheCpuReference) {
       for (uint32_t x = 0; x < mov.dims[0]; ++x)
         mov_weight.data[x + size_t(mov.dims[0]) * (y + size_t(mov.dims[1]) * z)] =
             0.2f + 0.8f * float(x) / float(std::max(1u, mov.dims[0] - 1));
-  constexpr int kCount = 20;
-  const double* matrices = fixture().matrices.at(kMm).data();
-  for (const std::string interpolation : {"trilinear", "nearest"}) {
-    const std::map<std::string, std::string> common = {
-        {"bins", std::to_string(kBinsHere)}, {"border_mm", "6"}, {"interpolation", interpolation}};
-    auto cpu = make_cost("cpu.cr", common);
-    auto params = common;
-    params["scheme"] = scheme;
-    auto gpu = make_cost("cuda.cr", params);
-    for (CostInstance* c : {cpu.get(), gpu.get()}) {
-      c->set_reference(ref, &ref_weight);
-      c->set_moving(mov, &mov_weight);
-    }
-    std::vector<double> expected(kCount), expected_overlap(kCount), costs(kCount), overlaps(kCount);
-    cpu->evaluate(matrices, kCount, expected.data(), expected_overlap.data());
-    gpu->evaluate(matrices, kCount, costs.data(), overlaps.data());
-    double worst = 0.0;
-    for (int t = 0; t < kCount; ++t) {
-      const double rel = std::fabs(costs[t] - expected[t]) / std::max(expected[t], 1e-3);
-      worst = std::max(worst, rel);
-      EXPECT_LE(rel, tolerance(scheme)) << scheme << " " << interpolation << " transform " << t << ": gpu "
-                                        << costs[t] << " cpu " << expected[t];
-      EXPECT_NEAR(overlaps[t], expected_overlap[t], 1e-5) << scheme << " " << interpolation << " transform " << t;
-    }
-    std::printf("%-9s weighted, border 6 mm, %s: max relative difference to cpu.cr %.2e\n", scheme.c_str(),
-                interpolation.c_str(), worst);
-  }
+  for (const std::string interpolation : {"trilinear", "nearest"})
+    expect_gpu_matches_cpu(scheme,
+                           {{"bins", std::to_string(kBinsHere)}, {"border_mm", "6"}, {"interpolation", interpolation}},
+                           kMm, &ref_weight, &mov_weight, "weighted, border 6 mm, " + interpolation);
 }
 
 // head_weight_mm (head_weight.hpp): both images' smooth head masks, derived on the host by the
@@ -227,33 +235,13 @@ TEST_P(CudaCr, HeadWeightAgreesWithTheCpuReference) {
   constexpr double kMm = 2;
   constexpr int kBinsHere = 256;
   if (!prepare_level(kMm, kBinsHere)) GTEST_SKIP() << "shared data not found: " << test::shared_data_dir();
-  const auto& [ref, mov] = fixture().levels.at(kMm);
+  const Image& ref = fixture().levels.at(kMm).first;
   Image ref_weight = ref;  // a given weight too: 1 in the left half of the grid, 0.5 in the right
   for (size_t i = 0; i < ref.data.size(); ++i) ref_weight.data[i] = i % ref.dims[0] < ref.dims[0] / 2 ? 1.f : 0.5f;
-  const std::map<std::string, std::string> common = {{"bins", std::to_string(kBinsHere)}, {"head_weight_mm", "2"}};
-  auto cpu = make_cost("cpu.cr", common);
-  auto params = common;
-  params["scheme"] = scheme;
-  auto gpu = make_cost("cuda.cr", params);
-  for (CostInstance* c : {cpu.get(), gpu.get()}) {
-    c->set_reference(ref, &ref_weight);
-    c->set_moving(mov, nullptr);
-  }
-  constexpr int kCount = 20;
-  const double* matrices = fixture().matrices.at(kMm).data();
-  std::vector<double> expected(kCount), expected_overlap(kCount), costs(kCount), overlaps(kCount);
-  cpu->evaluate(matrices, kCount, expected.data(), expected_overlap.data());
-  gpu->evaluate(matrices, kCount, costs.data(), overlaps.data());
-  double worst = 0.0;
-  for (int t = 0; t < kCount; ++t) {
-    const double rel = std::fabs(costs[t] - expected[t]) / std::max(expected[t], 1e-3);
-    worst = std::max(worst, rel);
-    EXPECT_LE(rel, tolerance(scheme)) << scheme << " transform " << t << ": gpu " << costs[t] << " cpu " << expected[t];
-    EXPECT_NEAR(overlaps[t], expected_overlap[t], 1e-5) << scheme << " transform " << t;
-  }
+  const std::vector<double> expected = expect_gpu_matches_cpu(
+      scheme, {{"bins", std::to_string(kBinsHere)}, {"head_weight_mm", "2"}}, kMm, &ref_weight, nullptr, "head_weight_mm 2");
   // The weights change the measure: not FLIRT's CR's costs.
   EXPECT_GT(std::fabs(expected[0] - fixture().cpu_costs.at({kBinsHere, kMm})[0]), 1e-3);
-  std::printf("%-9s head_weight_mm 2: max relative difference to cpu.cr %.2e\n", scheme.c_str(), worst);
 }
 
 // The finish step on the GPU (cost, overlap, zeroing for the next call) without any sample:

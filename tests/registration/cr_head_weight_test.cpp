@@ -22,16 +22,7 @@ using regpipe::test::RegistrationTest;
 
 namespace {
 
-class CrHeadWeightTest : public RegistrationTest {
- protected:
-  // `flirt -dof 12` with the given cost, FLIRT's default search, 8/4/2 mm.
-  static Pipeline flirt(const std::string& cost, const std::map<std::string, std::string>& params) {
-    Pipeline p = pipeline(cost, params);
-    p.registration.levels_mm = {8, 4, 2};
-    p.registration.optimizer.plugins = {"optim.flirt"};
-    return p;
-  }
-};
+class CrHeadWeightTest : public RegistrationTest {};
 
 }  // namespace
 
@@ -40,8 +31,8 @@ TEST_F(CrHeadWeightTest, ChrisPdLandsNearMutualInformation) {
   REGPIPE_REQUIRE_DATA(pd_path, "chris_PD.nii.gz");
   const Image t1 = read_image(t1_path);
   const Image pd = read_image(pd_path);
-  const auto mi = run(flirt("cpu.mi", {{"bins", "64"}}), t1, pd);
-  const auto cr = run(flirt("cpu.cr", {{"bins", "256"}, {"head_weight_mm", "2"}}), t1, pd);
+  const auto mi = run(flirt_to_2mm("cpu.mi", {{"bins", "64"}}), t1, pd);
+  const auto cr = run(flirt_to_2mm("cpu.cr", {{"bins", "256"}, {"head_weight_mm", "2"}}), t1, pd);
   const double e = error_mm(cr.ref_to_mov, mi.ref_to_mov, t1);
   std::printf("chris_PD -> chris_t1, optim.flirt 8/4/2 mm: cpu.cr head_weight_mm 2 lands %.3f mm from cpu.mi "
               "(FLIRT's CR: 1.13 mm)\n", e);

@@ -31,16 +31,7 @@ using regpipe::test::RegistrationTest;
 
 namespace {
 
-class MinOverlapTest : public RegistrationTest {
- protected:
-  // `flirt -dof 12` with the given cost, FLIRT's default search, 8/4/2 mm.
-  static Pipeline flirt(const std::string& cost, const std::string& bins) {
-    Pipeline p = pipeline(cost, {{"bins", bins}});
-    p.registration.levels_mm = {8, 4, 2};
-    p.registration.optimizer.plugins = {"optim.flirt"};
-    return p;
-  }
-};
+class MinOverlapTest : public RegistrationTest {};
 
 long long below_min_overlap(const RegistrationResult& r) {
   long long n = 0;
@@ -55,9 +46,9 @@ TEST_F(MinOverlapTest, FlirtMiAndNmiAgreeWithCrOnChrisPd) {
   REGPIPE_REQUIRE_DATA(pd_path, "chris_PD.nii.gz");
   const Image t1 = read_image(t1_path);
   const Image pd = read_image(pd_path);
-  const auto cr = run(flirt("cpu.cr", "256"), t1, pd);
+  const auto cr = run(flirt_to_2mm("cpu.cr", {{"bins", "256"}}), t1, pd);
   for (const char* cost : {"cpu.mi", "cpu.nmi"}) {
-    const auto r = run(flirt(cost, "64"), t1, pd);
+    const auto r = run(flirt_to_2mm(cost, {{"bins", "64"}}), t1, pd);
     const double e = error_mm(r.ref_to_mov, cr.ref_to_mov, t1);
     std::printf("chris_PD -> chris_t1, optim.flirt, %s 64 bins: %.3f mm from cpu.cr; %lld "
                 "transforms below min_overlap scored as no overlap\n",

@@ -31,6 +31,15 @@ class RegistrationTest : public ::testing::Test {
     return p;
   }
 
+  // `flirt -dof 12` with one cost: FLIRT's default search, 8/4/2 mm (the 1 mm level left out
+  // to keep CPU tests on real images fast).
+  static Pipeline flirt_to_2mm(const std::string& cost, const std::map<std::string, std::string>& params) {
+    Pipeline p = pipeline(cost, params);
+    p.registration.levels_mm = {8, 4, 2};
+    p.registration.optimizer.plugins = {"optim.flirt"};
+    return p;
+  }
+
   RegistrationResult run(const Pipeline& p, const Image& reference, const Image& moving) {
     RegistrationImages images;
     images.reference = reference;
