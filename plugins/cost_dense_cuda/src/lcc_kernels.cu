@@ -300,10 +300,10 @@ void run_local_cc(const LccProblem& p, LccWorkspace& ws, int sm_count, std::size
     if (bytes > 48 * 1024) set_shared_limit(reinterpret_cast<const void*>(&box_x_kernel), bytes);
   }
   const int blocks = reduce_blocks(d.n, threads);
-  const int key[5] = {p.nx, p.ny, p.nz, p.radius, threads};
-  if (separable && !std::equal(key, key + 5, ws.march_key)) {
-    ws.march = plan_lcc_march(d, p.radius, threads, sm_count, shared_optin);
-    std::copy(key, key + 5, ws.march_key);
+  const int key[6] = {p.nx, p.ny, p.nz, p.radius, threads, p.weight != nullptr};
+  if (separable && !std::equal(key, key + 6, ws.march_key)) {
+    ws.march = plan_lcc_march(d, p.radius, p.weight != nullptr, threads, sm_count, shared_optin);
+    std::copy(key, key + 6, ws.march_key);
   }
   const MarchLaunch& march = ws.march;
   ws.stats.ensure(kStatCount);

@@ -39,10 +39,10 @@ class LccWorkspace {
   DeviceBuffer<double> sums_a, sums_b;  // luo: the 6 window sums in a; exact: the 4 terms in b, a for their y pass
   DeviceBuffer<double> partials;        // per block partial sums
   DeviceBuffer<double> stats;           // global sums (kStat*)
-  // The separable scheme's launch, planned again only when the grid, radius or threads change
-  // (the occupancy query costs host time on every level's small grids).
+  // The separable scheme's launch, planned again only when the grid, radius, threads or
+  // weighting change (the occupancy query costs host time on every level's small grids).
   MarchLaunch march;
-  int march_key[5] = {0, 0, 0, 0, 0};
+  int march_key[6] = {0, 0, 0, 0, 0, 0};
   // Luo: 3D arrays of the fixed, moving and weight images, and their texture objects.
   cudaArray_t arrays[3] = {nullptr, nullptr, nullptr};
   cudaTextureObject_t textures[3] = {0, 0, 0};

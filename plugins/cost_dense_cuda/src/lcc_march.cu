@@ -29,7 +29,7 @@ namespace regpipe::cost_dense_cuda {
 namespace {
 
 constexpr int kTileX = 32;              // columns of a tile: the correlation takes a lane each
-constexpr int kMarchRowsPerThread = 2;  // the y-window slides over them (fewer halo rows per row)
+constexpr int kMarchRowsPerThread = 4;  // the y-window slides over them (fewer halo rows per row)
 constexpr int kMinSegment = 4;          // planes: a segment repeats 2r planes of start-up
 // The x-window: a half-warp per halo row, two rows a step, each lane sliding over two adjacent
 // columns (2r + 2 reads for two windows instead of 2 (2r + 1)).
@@ -37,8 +37,8 @@ constexpr int kRowsPerStep = 2;
 constexpr int kLanesPerRow = kTileX / 2;
 constexpr int kMaxUnrolledRadius = 8;  // radii compiled with their loops unrolled; larger ones run generic
 
-constexpr int kMaxMarchThreads = 256;   // with kMinBlocksPerSm: registers for 3 blocks a multiprocessor
-constexpr int kMinBlocksPerSm = 3;
+constexpr int kMaxMarchThreads = 256;  // with kMinBlocksPerSm: registers for the 2 blocks the shared memory holds
+constexpr int kMinBlocksPerSm = 2;
 
 // A staged row holds its kTileX + 2 radius columns de-interleaved, even columns then odd ones,
 // each half `stage_half` long: a half-warp's lanes then read consecutive doubles. The half is
@@ -48,20 +48,33 @@ __host__ __device__ constexpr int stage_half(int radius) {
   const int need = kTileX / 2 + radius;
   return need + (24 - need % 16) % 16;
 }
-__host__ __device__ constexpr int stage_row_doubles(int radius) { return kSums * 2 * stage_half(radius); }
 
-// sums[k][halo row][column], then each warp's staging rows stage[row of the step][k][parity][column / 2].
-std::size_t march_shared_bytes(int warps, int radius) {
-  const std::size_t halo_rows = std::size_t(kMarchRowsPerThread * warps + 2 * radius);
-  return sizeof(double) * (std::size_t(kSums) * halo_rows * kTileX +
-                           std::size_t(warps) * kRowsPerStep * std::size_t(stage_row_doubles(radius)));
+// The window sums a kernel keeps, from first_kept_sum on: all six where the voxels are weighted;
+// without weights the window's weight is its count of voxels inside the grid (window_voxels).
+__host__ __device__ constexpr int first_kept_sum(bool weighted) { return weighted ? kSumW : kSumF; }
+__host__ __device__ constexpr int kept_sums(bool weighted) { return kSums - first_kept_sum(weighted); }
+__host__ __device__ constexpr int stage_row_doubles(int radius, bool weighted) {
+  return kept_sums(weighted) * 2 * stage_half(radius);
 }
 
-// Row b of the step, column c (of kTileX + 2 radius, from x0 - radius): stage[b][k][c % 2][c / 2] =
-// product k of the voxel at (x0 - radius + c, y + b) of plane `enter` minus that of plane `leave`;
-// 0 outside the grid. The warp's lanes take the step's columns in turn, all their loads issued
-// before the products.
-template <int kRadius>
+// sums[kept k][halo row][column], then each warp's staging rows stage[row of the step][kept
+// k][parity][column / 2].
+std::size_t march_shared_bytes(int warps, int radius, bool weighted) {
+  const std::size_t halo_rows = std::size_t(kMarchRowsPerThread * warps + 2 * radius);
+  return sizeof(double) * (std::size_t(kept_sums(weighted)) * halo_rows * kTileX +
+                           std::size_t(warps) * kRowsPerStep * std::size_t(stage_row_doubles(radius, weighted)));
+}
+
+// The voxels of the window of radius r around `at` inside [0, size).
+__device__ __forceinline__ int window_extent(int at, int radius, int size) {
+  return min(at + radius, size - 1) - max(at - radius, 0) + 1;
+}
+
+// Row b of the step, column c (of kTileX + 2 radius, from x0 - radius): stage[b][kept k][c % 2][c /
+// 2] = product k of the voxel at (x0 - radius + c, y + b) of plane `enter` minus that of plane
+// `leave`; 0 outside the grid. The warp's lanes take the step's columns in turn, all their loads
+// issued before the products.
+template <int kRadius, bool kWeighted>
 __device__ __forceinline__ void stage_plane_difference(const VoxelArgs& a, const Moments& s, int radius, int x0, int y,
                                                        int enter, int leave, double* stage) {
   const Dims d = a.d;
@@ -84,12 +97,12 @@ __device__ __forceinline__ void stage_plane_difference(const VoxelArgs& a, const
       if (inside[j] && entering) {
         f_in[j] = __ldg(a.fixed + base_in + i);
         m_in[j] = __ldg(a.moving + base_in + i);
-        if (a.weight != nullptr) w_in[j] = __ldg(a.weight + base_in + i);
+        if (kWeighted) w_in[j] = __ldg(a.weight + base_in + i);
       }
       if (inside[j] && leaving) {
         f_out[j] = __ldg(a.fixed + base_out + i);
         m_out[j] = __ldg(a.moving + base_out + i);
-        if (a.weight != nullptr) w_out[j] = __ldg(a.weight + base_out + i);
+        if (kWeighted) w_out[j] = __ldg(a.weight + base_out + i);
       }
     }
 #pragma unroll
@@ -98,26 +111,27 @@ __device__ __forceinline__ void stage_plane_difference(const VoxelArgs& a, const
       if (b >= kRowsPerStep) continue;
       double acc[kSums] = {0, 0, 0, 0, 0, 0};
       if (inside[j] && entering)
-        add_products(acc, weight_value(w_in[j], a.weight_is_mask), double(f_in[j]) - s.fixed_mean,
+        add_products(acc, kWeighted ? weight_value(w_in[j], a.weight_is_mask) : 1.0, double(f_in[j]) - s.fixed_mean,
                      double(m_in[j]) - s.moving_mean);
       if (inside[j] && leaving)
-        add_products(acc, -weight_value(w_out[j], a.weight_is_mask), double(f_out[j]) - s.fixed_mean,
+        add_products(acc, kWeighted ? -weight_value(w_out[j], a.weight_is_mask) : -1.0, double(f_out[j]) - s.fixed_mean,
                      double(m_out[j]) - s.moving_mean);
-      double* column = stage + b * stage_row_doubles(radius) + (c & 1) * half + (c >> 1);
-      for (int k = 0; k < kSums; ++k) column[k * 2 * half] = acc[k];
+      double* column = stage + b * stage_row_doubles(radius, kWeighted) + (c & 1) * half + (c >> 1);
+      for (int k = first_kept_sum(kWeighted); k < kSums; ++k)
+        column[(k - first_kept_sum(kWeighted)) * 2 * half] = acc[k];
     }
   }
 }
 
 // Lane l of a half-warp: the x-window sums of its staged row at columns 2 l and 2 l + 1 (the
 // first over staged columns 2 l .. 2 l + 2 radius, the second slid one on), added to the row's
-// running z-window sums `row_sums` (k-th at k * k_stride).
-template <int kRadius>
+// running z-window sums `row_sums` (kept k-th at k * k_stride).
+template <int kRadius, bool kWeighted>
 __device__ __forceinline__ void add_x_windows(int radius, const double* staged, int l, double* row_sums,
                                               int k_stride) {
   const int r = kRadius > 0 ? kRadius : radius, half = stage_half(r);
 #pragma unroll
-  for (int k = 0; k < kSums; ++k) {
+  for (int k = 0; k < kept_sums(kWeighted); ++k) {
     const double* even = staged + k * 2 * half + l;  // even[u]: staged column 2 (l + u)
     const double* odd = even + half;                 // odd[u]: staged column 2 (l + u) + 1
     const double first = even[0];
@@ -133,9 +147,9 @@ __device__ __forceinline__ void add_x_windows(int radius, const double* staged, 
 }
 
 // Block (x-tile, y-tile, z-segment); blockDim.x = 32 * warps; tile_rows = kMarchRowsPerThread
-// * warps. Shared memory: march_shared_bytes(warps, radius). kRadius: the radius if compiled
-// in, 0 for `radius`.
-template <int kRadius>
+// * warps. Shared memory: march_shared_bytes(warps, radius, kWeighted). kRadius: the radius if
+// compiled in, 0 for `radius`; kWeighted: a.weight is not null.
+template <int kRadius, bool kWeighted>
 __global__ void __launch_bounds__(kMaxMarchThreads, kMinBlocksPerSm)
     lcc_march_kernel(VoxelArgs a, const double* stats, double* terms, double* partials, int radius_arg, int tile_rows,
                      int segment) {
@@ -146,11 +160,13 @@ __global__ void __launch_bounds__(kMaxMarchThreads, kMinBlocksPerSm)
   const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5, warps = int(blockDim.x) >> 5;
   const int halo_rows = tile_rows + 2 * radius, k_stride = halo_rows * kTileX;
   double* sums = shared;
-  double* stage = shared + std::size_t(kSums) * k_stride + std::size_t(warp) * kRowsPerStep * stage_row_doubles(radius);
+  constexpr int kFirst = first_kept_sum(kWeighted), kKept = kept_sums(kWeighted);
+  const int stage_row = stage_row_doubles(radius, kWeighted);
+  double* stage = shared + std::size_t(kKept) * k_stride + std::size_t(warp) * kRowsPerStep * stage_row;
   const int x0 = int(blockIdx.x) * kTileX, x = x0 + lane, y0 = int(blockIdx.y) * tile_rows;
   const int z0 = int(blockIdx.z) * segment, z1 = min(z0 + segment, d.nz);
-  auto at = [&](int k, int row) -> double& { return sums[k * k_stride + row * kTileX + lane]; };
-  for (int i = int(threadIdx.x); i < kSums * k_stride; i += int(blockDim.x)) sums[i] = 0.0;
+  auto at = [&](int k, int row) -> double& { return sums[(k - kFirst) * k_stride + row * kTileX + lane]; };
+  for (int i = int(threadIdx.x); i < kKept * k_stride; i += int(blockDim.x)) sums[i] = 0.0;
   __syncthreads();
   double weighted_rho2 = 0.0;
   const int steps = halo_rows / kRowsPerStep;  // halo_rows is even
@@ -165,10 +181,10 @@ __global__ void __launch_bounds__(kMaxMarchThreads, kMinBlocksPerSm)
       const int row = kRowsPerStep * step;
       const int y = y0 - radius + row;
       if (y + kRowsPerStep <= 0 || y >= d.ny) continue;  // stays 0: the window is clipped at the faces
-      stage_plane_difference<kRadius>(a, s, radius, x0, y, p, leave, stage);
+      stage_plane_difference<kRadius, kWeighted>(a, s, radius, x0, y, p, leave, stage);
       __syncwarp();
-      add_x_windows<kRadius>(radius, stage + step_row * stage_row_doubles(radius), step_lane,
-                             sums + (row + step_row) * kTileX, k_stride);
+      add_x_windows<kRadius, kWeighted>(radius, stage + step_row * stage_row, step_lane,
+                                        sums + (row + step_row) * kTileX, k_stride);
       __syncwarp();  // the next step overwrites the staging rows
     }
     const int z = p - radius;
@@ -179,12 +195,15 @@ __global__ void __launch_bounds__(kMaxMarchThreads, kMinBlocksPerSm)
     const int first = warp * kMarchRowsPerThread;
     double window[kSums] = {0, 0, 0, 0, 0, 0};
     for (int row = first; row <= first + 2 * radius; ++row)
-      for (int k = 0; k < kSums; ++k) window[k] += at(k, row);
+      for (int k = kFirst; k < kSums; ++k) window[k] += at(k, row);
     for (int q = first; q < first + kMarchRowsPerThread; ++q) {
       if (q > first)
-        for (int k = 0; k < kSums; ++k) window[k] += at(k, q + 2 * radius) - at(k, q - 1);
+        for (int k = kFirst; k < kSums; ++k) window[k] += at(k, q + 2 * radius) - at(k, q - 1);
       const int y = y0 + q;
       if (x < d.nx && y < d.ny) {
+        if (!kWeighted)
+          window[kSumW] = double(window_extent(x, radius, d.nx) * window_extent(y, radius, d.ny) *
+                                 window_extent(z, radius, d.nz));
         const long at_voxel[3] = {x, y, z};
         weighted_rho2 +=
             correlate_voxel(a, s, window, at_voxel, (std::size_t(z) * d.ny + y) * d.nx + x, terms);
@@ -199,33 +218,36 @@ __global__ void __launch_bounds__(kMaxMarchThreads, kMinBlocksPerSm)
 
 using MarchKernel = void (*)(VoxelArgs, const double*, double*, double*, int, int, int);
 
-template <int... kRadii>
+template <bool kWeighted, int... kRadii>
 MarchKernel kernel_among(int radius, std::integer_sequence<int, kRadii...>) {
-  MarchKernel kernel = &lcc_march_kernel<0>;
-  ((kernel = radius == kRadii + 1 ? &lcc_march_kernel<kRadii + 1> : kernel), ...);
+  MarchKernel kernel = &lcc_march_kernel<0, kWeighted>;
+  ((kernel = radius == kRadii + 1 ? &lcc_march_kernel<kRadii + 1, kWeighted> : kernel), ...);
   return kernel;
 }
 
 // The kernel for a radius: its own up to kMaxUnrolledRadius, the generic one beyond.
-MarchKernel march_kernel(int radius) {
-  return kernel_among(radius, std::make_integer_sequence<int, kMaxUnrolledRadius>{});
+MarchKernel march_kernel(int radius, bool weighted) {
+  constexpr auto radii = std::make_integer_sequence<int, kMaxUnrolledRadius>{};
+  return weighted ? kernel_among<true>(radius, radii) : kernel_among<false>(radius, radii);
 }
 
 }  // namespace
 
-MarchLaunch plan_lcc_march(const Dims& d, int radius, int threads, int sm_count, std::size_t shared_optin) {
+MarchLaunch plan_lcc_march(const Dims& d, int radius, bool weighted, int threads, int sm_count,
+                           std::size_t shared_optin) {
   // Warps: no more than the grid's rows need, and no more than the shared memory holds.
   const int rows_needed = (d.ny + kMarchRowsPerThread - 1) / kMarchRowsPerThread;
   int warps = std::min(std::min(threads, kMaxMarchThreads) / 32, rows_needed);
-  const void* kernel = reinterpret_cast<const void*>(march_kernel(radius));
+  const void* kernel = reinterpret_cast<const void*>(march_kernel(radius, weighted));
   cudaFuncAttributes attributes{};
   RP_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
   const std::size_t dynamic_limit = shared_optin - std::min(shared_optin, attributes.sharedSizeBytes);  // less block_sum's
-  while (warps > 1 && march_shared_bytes(warps, radius) > dynamic_limit) --warps;
+  while (warps > 1 && march_shared_bytes(warps, radius, weighted) > dynamic_limit) --warps;
   MarchLaunch plan;
+  plan.weighted = weighted;
   plan.threads = 32 * warps;
   const int tile_rows = kMarchRowsPerThread * warps;
-  plan.shared = march_shared_bytes(warps, radius);
+  plan.shared = march_shared_bytes(warps, radius, weighted);
   if (plan.shared > dynamic_limit)
     throw rp::Error(RP_UNSUPPORTED, "cuda.lcc radius=" + std::to_string(radius) + " needs " +
                                         std::to_string(plan.shared) + " bytes of shared memory, the device allows " +
@@ -253,7 +275,7 @@ MarchLaunch plan_lcc_march(const Dims& d, int radius, int threads, int sm_count,
 
 void launch_lcc_march(const MarchLaunch& plan, const VoxelArgs& a, const double* stats, double* terms,
                       double* partials, int radius, cudaStream_t stream) {
-  march_kernel(radius)<<<plan.grid, plan.threads, plan.shared, stream>>>(
+  march_kernel(radius, plan.weighted)<<<plan.grid, plan.threads, plan.shared, stream>>>(
       a, stats, terms, partials, radius, kMarchRowsPerThread * (plan.threads / 32), plan.segment);
   RP_CUDA_CHECK_LAUNCH("lcc_march_kernel");
 }
