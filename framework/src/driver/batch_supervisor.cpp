@@ -325,11 +325,17 @@ class Supervisor {
     }
     const size_t i = *run.current;
     std::erase(run.handed, i);
-    entries_[i] = entry(i, "failed", nullptr, why, fault, nullptr, seconds_since(run.current_start));
+    fail_image(i, why, fault, seconds_since(run.current_start));
     entries_[i]["worker"] = s.id;
     ++s.failed;
+  }
+
+  // Image i fails without a worker's entry for it: its entry, the folder a worker may have
+  // made for it (if still empty) removed, and its line on stderr.
+  void fail_image(size_t i, const std::string& why, const nlohmann::json& fault, double seconds) {
+    entries_[i] = entry(i, "failed", nullptr, why, fault, nullptr, seconds);
     std::error_code ec;
-    fs::remove(image_pipeline(p_, i).outputs.dir, ec);  // the folder the worker made, if still empty
+    fs::remove(image_pipeline(p_, i).outputs.dir, ec);
     write_log_line(RP_LOG_ERROR, position(i) + path(i) + ": FAILED: " + why);
   }
 
@@ -347,12 +353,7 @@ class Supervisor {
     std::string why = "no worker could go on";
     for (const WorkerSlot& s : slots_)
       if (s.retired) why = *s.retired;
-    for (const size_t i : pool_) {
-      entries_[i] = entry(i, "failed", nullptr, why, nullptr, nullptr, 0.0);
-      std::error_code ec;
-      fs::remove(image_pipeline(p_, i).outputs.dir, ec);
-      write_log_line(RP_LOG_ERROR, position(i) + path(i) + ": FAILED: " + why);
-    }
+    for (const size_t i : pool_) fail_image(i, why, nullptr, 0.0);
     pool_.clear();
     return 0;
   }
