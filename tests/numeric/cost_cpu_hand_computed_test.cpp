@@ -15,10 +15,11 @@ Image row(const std::vector<float>& values) { return make_image({4, 1, 1}, value
 
 double cost_of(const std::string& id, const std::map<std::string, std::string>& params,
                const Image& ref, const Image& mov, const Eigen::Matrix4d& transform,
-               double* overlap = nullptr, const Image* ref_weight = nullptr) {
+               double* overlap = nullptr, const Image* ref_weight = nullptr,
+               const Image* mov_weight = nullptr) {
   auto cost = make_cost(id, params);
   cost->set_reference(ref, ref_weight);
-  cost->set_moving(mov, nullptr);
+  cost->set_moving(mov, mov_weight);
   return evaluate_one(*cost, transform, overlap);
 }
 
@@ -84,6 +85,20 @@ TEST(CostCpuHandComputed, LeastSquares) {
       cost_of("cpu.ls", {}, row({1, 2, 3, 4}), row({2, 4, 5, 9}), kIdentity, &overlap, &weight),
       2.8);
   EXPECT_EQ(overlap, 1.0);
+}
+
+TEST(CostCpuHandComputed, OverlapCountsTheMovingWeight) {
+  // Reference weights 1 1 0.5 0.5 (total 3), moving weights 1 0 0 1, identity: the samples
+  // weigh 1 0 0 0.5 and the overlap is (1 + 0.5) / 3 = 0.5; LS (1 + 0.5 * 25) / 1.5 = 9.
+  // A reference voxel inside the moving grid where the moving image weighs nothing is not
+  // compared, so it does not count as overlap (what keeps registration.min_overlap meaningful
+  // with head_weight_mm, docs/cr-real-pair.md).
+  const Image ref_weight = row({1, 1, 0.5f, 0.5f}), mov_weight = row({1, 0, 0, 1});
+  double overlap = 0.0;
+  EXPECT_DOUBLE_EQ(cost_of("cpu.ls", {}, row({1, 2, 3, 4}), row({2, 4, 5, 9}), kIdentity, &overlap,
+                           &ref_weight, &mov_weight),
+                   9.0);
+  EXPECT_EQ(overlap, 0.5);
 }
 
 TEST(CostCpuHandComputed, LeastSquaresThroughWorldGeometry) {

@@ -97,9 +97,9 @@ std::vector<NaiveSample> collect_samples(const Image& ref, const Image& mov,
         bool in = true;
         for (int a = 0; a < 3; ++a) in = in && p[a] >= 0.f && p[a] <= float(mov.dims[a] - 1);
         if (!in) continue;
-        inside += w_ref;
         const double w_mov =
             o.mov_weight != nullptr ? interpolate_trilinear(*o.mov_weight, p) : 1.0;
+        inside += w_ref * w_mov;
         const double weight = w_ref * w_mov * border_weight(mov, p, o.border_mm);
         if (!(weight > 0.0)) continue;
         const double value =

@@ -82,9 +82,10 @@ TEST_P(CostCpuAgainstNaive, AgreesToOnePartInABillion) {
     EXPECT_NEAR(got.overlaps[i], want.overlap, 1e-12) << "transform " << i;
     min_overlap = std::min(min_overlap, want.overlap);
   }
-  // The transforms must exercise the overlap rule: some voxels leave, most stay.
+  // The transforms must exercise the overlap rule: some voxels leave, most stay. With weights
+  // the overlap also carries the moving weight (random in [0, 1]), about half of it.
   EXPECT_LT(min_overlap, 0.9);
-  EXPECT_GT(min_overlap, 0.2);
+  EXPECT_GT(min_overlap, c.weighted ? 0.1 : 0.2);
 }
 
 INSTANTIATE_TEST_SUITE_P(

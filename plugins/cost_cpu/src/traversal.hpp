@@ -32,7 +32,8 @@ struct SamplingRule {
 };
 
 // Feeds add(sums, sample) every sample of the reference planes z in [z_begin, z_end), in
-// x-fastest order. Returns the reference weight of the voxels that map inside the moving image.
+// x-fastest order. Returns the overlap weight: w_ref * w_mov summed over the reference voxels
+// that map inside the moving image.
 template <class Add>
 double accumulate_slab(const PreparedImage& ref, const PreparedImage& mov,
                        const regpipe_common::VoxelMap& map, const SamplingRule& rule, int z_begin,
@@ -53,11 +54,13 @@ double accumulate_slab(const PreparedImage& ref, const PreparedImage& mov,
         const float py = float(m[4] * x + m[5] * y + m[6] * z + m[7]);
         const float pz = float(m[8] * x + m[9] * y + m[10] * z + m[11]);
         if (!inside(mov.grid, px, py, pz)) continue;
-        overlap_weight += w_ref;
         const double w_mov =
             mov.weights.empty()
                 ? 1.0
                 : double(regpipe_common::trilinear(mov.weights.data(), mov.grid, px, py, pz));
+        // The overlap counts the moving weight too: a reference voxel inside the moving grid
+        // but where the moving image weighs nothing is not compared (abi.h's overlap_out).
+        overlap_weight += double(w_ref) * w_mov;
         const double weight = double(w_ref) * w_mov * rule.border(px, py, pz);
         if (!(weight > 0.0)) continue;
         const float value =

@@ -324,7 +324,7 @@ FixedPointScales CudaCrCost::scales_for(double deviation) const {
   s.w = fixed_point_scale(w);
   s.wy = fixed_point_scale(w * deviation);
   s.wyy = fixed_point_scale(w * deviation * deviation);
-  s.overlap = fixed_point_scale(ref_weight_max_);
+  s.overlap = s.w;  // the overlap weight w_ref * w_mov has the sample weight's bound
   s.w_f = float(s.w);
   s.wy_f = float(s.wy);
   s.wyy_f = float(s.wyy);

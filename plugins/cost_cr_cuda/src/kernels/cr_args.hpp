@@ -35,7 +35,7 @@ struct CrArgs {
   // Zero when a call starts and left zero by its finish step (cr_finish.cuh); doubles, or
   // int64 fixed point in the same 8-byte slots for fused (schemes.hpp).
   double* sums;     // k * bins * kSumsPerBin
-  double* overlap;  // k: weight of reference voxels mapping inside
+  double* overlap;  // k: overlap weight (w_ref * w_mov of the voxels mapping inside)
   // The finish step's outputs, in page-locked host memory written by the device: the cost and
   // the (not yet normalised) overlap weight of each transform.
   double* costs_out;     // k

@@ -11,7 +11,7 @@ struct CrSample {
   int bin;
   float y;         // moving value minus the moving mean
   float weight;    // > 0 when the sample counts
-  float w_ref;     // reference weight when inside (for the overlap), else 0
+  float overlap;   // w_ref * w_mov when inside, else 0 (cost_cpu's overlap weight)
 };
 
 __device__ __forceinline__ CrSample sample_voxel(const CrArgs& a, const double* __restrict__ m,
@@ -28,10 +28,10 @@ __device__ __forceinline__ CrSample sample_voxel(const CrArgs& a, const double* 
   const float py = float(m[4] * x + m[5] * y + m[6] * z + m[7]);
   const float pz = float(m[8] * x + m[9] * y + m[10] * z + m[11]);
   if (!regpipe_common::inside(a.mov_grid, px, py, pz)) return s;
-  s.w_ref = w_ref;
   const float w_mov = a.mov_weight != nullptr
                           ? regpipe_common::trilinear(a.mov_weight, a.mov_grid, px, py, pz)
                           : 1.f;
+  s.overlap = float(double(w_ref) * double(w_mov));
   s.weight = float(double(w_ref) * double(w_mov) * a.border(px, py, pz));
   if (!(s.weight > 0.f)) return s;
   const float v = a.nearest ? regpipe_common::nearest(a.mov, a.mov_grid, px, py, pz)
@@ -51,7 +51,7 @@ __device__ __forceinline__ double accumulate_with_atomics(const CrArgs& a, const
   double overlap = 0.0;
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < voxels; i += gridDim.x * blockDim.x) {
     const CrSample s = sample_voxel(a, m, i);
-    overlap += s.w_ref;
+    overlap += s.overlap;
     if (!(s.weight > 0.f)) continue;
     T* bin = hist + kSumsPerBin * s.bin;
     atomicAdd(bin, T(s.weight));

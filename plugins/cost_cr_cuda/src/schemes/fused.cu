@@ -82,8 +82,8 @@ __device__ __forceinline__ long long read_split(const unsigned* words) {
   return static_cast<long long>(static_cast<int>(words[1])) * 65536 + static_cast<long long>(words[0]);
 }
 
-// One sample: weight (0 when it does not count), moving value minus the mean, and the
-// reference weight for the overlap (0 outside).
+// One sample: weight (0 when it does not count), moving value minus the mean, and its overlap
+// weight w_ref * w_mov (0 outside).
 struct FusedSample {
   float w, y, overlap;
 };
@@ -114,7 +114,7 @@ __device__ __forceinline__ FusedSample sample_span_voxel(const CrArgs& a, const 
     // As sample_voxel and cpu.cr: w_ref * w_mov * border, in double, rounded once.
     const float w_ref = r.ref_weight != nullptr && in_span ? r.ref_weight[index] : 1.f;
     const float w_mov = a.mov_weight != nullptr ? trilinear_32(a.mov_weight, a.mov_grid, px, py, pz) : 1.f;
-    s.overlap = inside ? w_ref : 0.f;
+    s.overlap = inside ? float(double(w_ref) * double(w_mov)) : 0.f;
     s.w = inside ? float(double(w_ref) * double(w_mov) * a.border(px, py, pz)) : 0.f;
   }
   return s;

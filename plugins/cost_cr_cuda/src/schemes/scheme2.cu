@@ -16,7 +16,7 @@ __global__ void scheme2_accumulate(CrArgs a, uint32_t voxels, int t, float* shad
   double overlap = 0.0;
   for (uint32_t i = j; i < voxels; i += threads) {
     const CrSample s = sample_voxel(a, m, i);
-    overlap += s.w_ref;
+    overlap += s.overlap;
     if (!(s.weight > 0.f)) continue;
     float* bin = shadow + std::size_t(kSumsPerBin) * s.bin * threads + j;
     bin[0] += s.weight;

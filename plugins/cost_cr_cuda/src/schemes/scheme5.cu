@@ -25,7 +25,7 @@ __global__ void scheme5_chunks(CrArgs a, const uint32_t* sorted, const int4* chu
   double overlap = 0.0;
   for (int i = chunk.y + threadIdx.x; i < chunk.z; i += blockDim.x) {
     const CrSample s = sample_voxel(a, m, sorted[i]);
-    overlap += s.w_ref;
+    overlap += s.overlap;
     if (!(s.weight > 0.f)) continue;
     w += s.weight;
     wy += s.weight * s.y;
