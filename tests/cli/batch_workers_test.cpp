@@ -1,5 +1,6 @@
-// A batch over several worker processes (execution.workers, execution.devices; issue 18): the
-// same results as one worker, each image handed out once, a dying worker's images taken by the
+// A batch over several worker processes (execution.workers, execution.devices; issue 18) and
+// several registrations in one (execution.registrations_per_worker; issue 17): the same
+// results as one worker, each image handed out once, a dying worker's images taken by the
 // others, and devices that are not there refused before any image is read.
 #include <regpipe/host/atomic_file.hpp>
 
@@ -77,6 +78,29 @@ TEST_F(BatchWorkersTest, TwoWorkersGiveOneWorkersResults) {
   }
 }
 
+// Three images registered at once in one worker: one at a time's transforms and registered
+// images to the bit, each image once.
+TEST_F(BatchWorkersTest, SeveralRegistrationsPerWorkerGiveOneAtATimesResults) {
+  int status = -1;
+  const std::string images = " --set outputs.registered_image=true";
+  std::string out = run("one", "--set execution.registrations_per_worker=1" + images, &status);
+  ASSERT_EQ(status, 0) << out;
+  out = run("three", "--set execution.registrations_per_worker=3" + images, &status);
+  ASSERT_EQ(status, 0) << out;
+  for (const auto& c : kCases)
+    for (const char* file : {"transform.mat", "transform_world.txt", "registered.nii.gz"}) {
+      const fs::path one = fs::path("one") / c.name / file, three = fs::path("three") / c.name / file;
+      ASSERT_FALSE(file_text(one).empty()) << one;
+      EXPECT_EQ(file_text(one), file_text(three)) << c.name << "/" << file;
+    }
+  const nlohmann::json report = batch_report("three");
+  ASSERT_EQ(report["workers"].size(), 1u);
+  EXPECT_EQ(report["workers"][0]["registrations_at_once"], 3);
+  EXPECT_EQ(report["workers"][0]["registered"], std::size(kCases));
+  EXPECT_EQ(batch_report("one")["workers"][0]["registrations_at_once"], 1);
+  for (const nlohmann::json& image : report["images"]) EXPECT_EQ(image["status"], "ok") << image.dump();
+}
+
 // A device index that this machine does not have: refused before the batch starts, naming it.
 TEST_F(BatchWorkersTest, ADeviceThatIsNotThereIsRefusedBeforeAnyImage) {
   int status = -1;
@@ -106,6 +130,8 @@ TEST_F(BatchWorkersTest, BadExecutionKeysAreRefusedWithTheirReasons) {
       {"--set execution.devices=some", "execution.devices must be `all` or a list of 1 to 256 device indices"},
       {"--set 'execution.devices=[64]'", "execution.devices: device 64 is outside [0, 63]"},
       {"--set execution.workers=0", "execution.workers=0 is outside [1, 256]"},
+      {"--set execution.registrations_per_worker=0",
+       "execution.registrations_per_worker=0 is outside [1, 16] (or `auto`)"},
       {"--devices 0 --set registration.resampler.plugin=resample.cuda "
        "--set registration.resampler.params.device=0",
        "execution.devices and registration.resampler.params.device are both set"},

@@ -1,6 +1,8 @@
 // A batch over GPU workers (execution.devices, issue 18): two workers on one device give one
 // worker's transforms bit for bit, each reports the card it ran on; with several devices,
-// `all` puts one worker on each. Skipped without a CUDA device.
+// `all` puts one worker on each; several registrations at once in one worker sharing its CUDA
+// context (execution.registrations_per_worker, issue 17) give one at a time's transforms and
+// registered images bit for bit. Skipped without a CUDA device.
 #include <regpipe/host/atomic_file.hpp>
 
 #include "support/phantom_batch.hpp"
@@ -41,25 +43,30 @@ outputs:
   dir: result
 )");
   }
-  nlohmann::json run_batch(const std::string& out, const std::string& devices) const {
+  // `at_once`: execution.registrations_per_worker.
+  nlohmann::json run_batch(const std::string& out, const std::string& devices, const std::string& at_once = "auto") const {
     std::string text;
     const int status = regpipe::test::run_command(regpipe::test::regpipe_cli().string() + " run '" +
                                                       (dir_ / "pipeline.yaml").string() + "' --set outputs.dir=" +
-                                                      (dir_ / out).string() + " --devices " + devices,
+                                                      (dir_ / out).string() + " --devices " + devices +
+                                                      " --set execution.registrations_per_worker=" + at_once,
                                                   &text);
     EXPECT_EQ(status, 0) << text;
     return nlohmann::json::parse(std::ifstream(dir_ / out / "batch_report.json"));
   }
-  std::string transform_text(const std::string& out, const char* name) const {
-    std::ifstream in(dir_ / out / name / "transform.mat", std::ios::binary);
+  std::string file_text(const std::string& out, const char* name, const char* file = "transform.mat") const {
+    std::ifstream in(dir_ / out / name / file, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
-  // Every image registered, its transform the one-worker batch's to the bit.
-  void expect_same_transforms_as_one_worker(const std::string& out) const {
-    for (const auto& c : kCases) {
-      ASSERT_FALSE(transform_text("one", c.name).empty()) << c.name;
-      EXPECT_EQ(transform_text(out, c.name), transform_text("one", c.name)) << out << ": " << c.name;
-    }
+  // Every image registered, its transform (and `also`) the batch "one"'s to the bit: one
+  // worker, one image at a time.
+  void expect_same_transforms_as_one_worker(const std::string& out, const char* also = nullptr) const {
+    for (const auto& c : kCases)
+      for (const char* file : {"transform.mat", also}) {
+        if (file == nullptr) continue;
+        ASSERT_FALSE(file_text("one", c.name, file).empty()) << c.name << "/" << file;
+        EXPECT_EQ(file_text(out, c.name, file), file_text("one", c.name, file)) << out << ": " << c.name << "/" << file;
+      }
   }
   int devices_ = 0;
   regpipe::test::TempDir dir_;
@@ -68,7 +75,7 @@ outputs:
 }  // namespace
 
 TEST_F(BatchDevicesCuda, TwoWorkersOnOneDeviceGiveOneWorkersTransforms) {
-  run_batch("one", "0");
+  run_batch("one", "0", "1");
   const nlohmann::json report = run_batch("two", "0,0");
   expect_same_transforms_as_one_worker("two");
   EXPECT_EQ(report["summary"]["failures"], 0);
@@ -84,11 +91,25 @@ TEST_F(BatchDevicesCuda, TwoWorkersOnOneDeviceGiveOneWorkersTransforms) {
 
 TEST_F(BatchDevicesCuda, AllDevicesPutsOneWorkerOnEach) {
   if (devices_ < 2) GTEST_SKIP() << "one CUDA device: `all` is one worker (the two-workers test covers it)";
-  run_batch("one", "0");
+  run_batch("one", "0", "1");
   const nlohmann::json report = run_batch("all", "all");
   expect_same_transforms_as_one_worker("all");
   ASSERT_EQ(report["workers"].size(), size_t(devices_));
   std::set<int> seen;
   for (const nlohmann::json& w : report["workers"]) seen.insert(w["device_index"].get<int>());
   EXPECT_EQ(seen.size(), size_t(devices_)) << report["workers"].dump();
+}
+
+TEST_F(BatchDevicesCuda, SeveralRegistrationsInOneWorkerGiveOneAtATimesResults) {
+  run_batch("one", "0", "1");
+  const nlohmann::json report = run_batch("three", "0", "3");
+  expect_same_transforms_as_one_worker("three", "registered.nii.gz");
+  EXPECT_EQ(report["summary"]["failures"], 0);
+  ASSERT_EQ(report["workers"].size(), 1u);
+  EXPECT_EQ(report["workers"][0]["registrations_at_once"], 3);
+  EXPECT_EQ(report["workers"][0]["registered"], std::size(kCases));
+  // `auto` on a GPU registers several at once.
+  const nlohmann::json automatic = run_batch("auto", "0");
+  expect_same_transforms_as_one_worker("auto");
+  EXPECT_GT(automatic["workers"][0]["registrations_at_once"].get<int>(), 1);
 }

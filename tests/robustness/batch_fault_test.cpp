@@ -171,3 +171,29 @@ TEST_F(FaultBatch, WithTwoWorkersACrashCostsOneImageAndTheOthersAreRegisteredOnc
     if (i == kMarked) EXPECT_EQ(image["fault"]["signal"], "SIGSEGV") << image.dump();
   }
 }
+
+// Three images registered at once in one worker (execution.registrations_per_worker): the
+// crash names scan_04, which alone fails; the images in flight beside it (their first
+// evaluation waits 2 s, so they are) are registered again by the next worker, once each.
+TEST_F(FaultBatch, WithSeveralImagesInFlightACrashCostsOnlyItsImage) {
+  int status = -1;
+  const std::string out = run("run " +
+                                  quoted(pipeline("{plugin: test.fault.segv, params: {only_below_extent_mm: 145, "
+                                                  "healthy_first_evaluation_ms: 2000}}",
+                                                  "")) +
+                                  " --set execution.registrations_per_worker=3",
+                              &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("other image(s) in flight on that worker are registered again"), std::string::npos) << out;
+  const nlohmann::json report = batch_report();
+  EXPECT_EQ(report["summary"]["failures"], 1);
+  EXPECT_EQ(report["summary"]["worker_processes"], 2);
+  ASSERT_EQ(report["workers"].size(), 1u);
+  EXPECT_EQ(report["workers"][0]["registrations_at_once"], 3);
+  EXPECT_EQ(report["workers"][0]["registered"], kImages - 1);
+  for (int i = 0; i < kImages; ++i) {
+    const nlohmann::json& image = report["images"][i];
+    EXPECT_EQ(image["status"], i == kMarked ? "failed" : "ok") << i << ": " << image.dump();
+    if (i == kMarked) EXPECT_EQ(image["fault"]["component"], "cost 'test.fault.segv' evaluate") << image.dump();
+  }
+}

@@ -8,10 +8,13 @@
 //   done <i> <entry>        image i is finished (its batch_report.json entry, one-line JSON)
 //   summary <json>          the worker's totals (reference preparation, waits, I/O threads)
 //   alive                   a sign of life, every two seconds (plugin_watchdog.cpp)
-//   fault <kind> <call> <message>
+//   fault <kind> <call> <message> <i>
 //                           the worker is ending: kind "crash" (a fatal signal) or "timeout"
 //                           (a plugin call past registration.evaluation_timeout_s); <call> is
-//                           the plugin call that was running ("cost 'x' evaluate"), or empty
+//                           the plugin call that was running ("cost 'x' evaluate"), or empty;
+//                           <i> the image whose registering thread it hit, or empty when
+//                           unknown (with several images in flight, execution.
+//                           registrations_per_worker, the others are not to blame)
 #pragma once
 
 #include <regpipe/host/pipeline.hpp>

@@ -6,7 +6,9 @@
 // std::terminate), is ended by its watchdog (a plugin call past
 // registration.evaluation_timeout_s) or falls silent, the image it was registering is reported
 // failed with the cause and the component, the images it had been handed go back to the others,
-// and a new worker takes its place. A worker that cannot start (its device, its reference)
+// and a new worker takes its place. A worker with several images in flight
+// (execution.registrations_per_worker) names the one whose thread met the fault; the others in
+// flight are handed out again (when it cannot name one, all in flight fail). A worker that cannot start (its device, its reference)
 // leaves its place empty; the others register the rest. Images whose complete results exist
 // are skipped first (outputs.resume, batch_resume.hpp). batch_report.json and the summary line
 // are written here.
@@ -31,6 +33,7 @@
 #include <csignal>
 #include <cstdio>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -85,12 +88,12 @@ void pass_termination_on(int signal) {
 
 struct Fault {
   std::string kind, call, message;
+  std::optional<size_t> image;  // the image whose thread it hit, when the worker knew
 };
 
 // What the process in one worker's place reported before it ended.
 struct WorkerRun {
-  std::optional<size_t> current;  // started and not done
-  Clock::time_point current_start;
+  std::map<size_t, Clock::time_point> in_flight;  // started and not done, with their start
   size_t done = 0;                // images it finished
   std::vector<size_t> handed;     // images handed to it and not done
   std::optional<Fault> fault;
@@ -116,7 +119,7 @@ struct WorkerSlot {
   Clock::time_point heard;  // its last line
   std::optional<std::string> retired;  // why no process is started here again
   // For batch_report.json's per-worker figures.
-  size_t processes = 0, registered = 0, failed = 0;
+  size_t processes = 0, registered = 0, failed = 0, registrations_at_once = 1;
   double seconds_registration = 0.0, seconds_reference_preparation = 0.0;
   std::optional<Clock::time_point> first_start, last_done;
   nlohmann::json device = nullptr;  // as its components described it
@@ -240,9 +243,9 @@ class Supervisor {
       run.handed.push_back(i);
       s.process->send_task(std::to_string(i));
     } else if (f[0] == "start" && f.size() == 2) {
-      run.current = std::stoul(f[1]);
-      run.current_start = Clock::now();
-      if (!s.first_start) s.first_start = run.current_start;
+      const Clock::time_point now = Clock::now();
+      run.in_flight[std::stoul(f[1])] = now;
+      if (!s.first_start) s.first_start = now;
     } else if (f[0] == "done" && f.size() == 3) {
       const size_t i = std::stoul(f[1]);
       nlohmann::json e = nlohmann::json::parse(f[2]);
@@ -257,16 +260,17 @@ class Supervisor {
       ++run.done;
       s.last_done = Clock::now();
       std::erase(run.handed, i);
-      if (run.current == i) run.current.reset();
+      run.in_flight.erase(i);
     } else if (f[0] == "summary" && f.size() == 2) {
       const nlohmann::json summary = nlohmann::json::parse(f[1]);
       s.seconds_reference_preparation += summary["seconds_reference_preparation"].get<double>();
       s.device = summary["device"];
+      s.registrations_at_once = summary["registrations_at_once"].get<size_t>();
       waiting_for_reads_ += summary["seconds_waiting_for_reading"].get<double>();
       waiting_for_writes_ += summary["seconds_waiting_for_writing"].get<double>();
       io_threads_ = summary["io_threads"];
-    } else if (f[0] == "fault" && f.size() == 4) {
-      run.fault = Fault{f[1], f[2], f[3]};
+    } else if (f[0] == "fault" && f.size() == 5) {
+      run.fault = Fault{f[1], f[2], f[3], f[4].empty() ? std::nullopt : std::optional<size_t>(std::stoul(f[4]))};
     }
   }
 
@@ -302,11 +306,13 @@ class Supervisor {
     pool_.insert(pool_.begin(), run.handed.begin(), run.handed.end());
   }
 
-  // The worker died or was ended: the image it was registering fails with the cause. Between
-  // images (a fault outside any plugin, in the files of an image written behind), none is to
-  // blame: a new worker goes on, since this one made progress. Before its first image (the
-  // reference, the components or its device took it down), no process in this place is started
-  // again; the other workers take its images.
+  // The worker died or was ended: the image it was registering fails with the cause (of
+  // several in flight, the one the fault names, the others going back to the pool with the
+  // images it had not begun; all of them when it names none). Between images (a fault outside
+  // any plugin, in the files of an image written behind), none is to blame: a new worker goes
+  // on, since this one made progress. Before its first image (the reference, the components or
+  // its device took it down), no process in this place is started again; the other workers
+  // take its images.
   void record_fault(WorkerSlot& s) {
     WorkerRun& run = s.run;
     nlohmann::json fault = {{"kind", run.fault        ? run.fault->kind
@@ -318,16 +324,22 @@ class Supervisor {
                                            ? nlohmann::json(signal_name(run.exit.signal))
                                            : nlohmann::json()}};
     const std::string why = cause_of(run);
-    if (!run.current) {
+    if (run.in_flight.empty()) {
       if (run.done > 0) write_log_line(RP_LOG_WARNING, why + " between two images; a new worker goes on with the rest");
       else s.retired = why + " before its first image";
       return;
     }
-    const size_t i = *run.current;
-    std::erase(run.handed, i);
-    fail_image(i, why, fault, seconds_since(run.current_start));
-    entries_[i]["worker"] = s.id;
-    ++s.failed;
+    const bool named = run.fault && run.fault->image && run.in_flight.count(*run.fault->image) != 0;
+    if (named && run.in_flight.size() > 1)
+      write_log_line(RP_LOG_WARNING, std::to_string(run.in_flight.size() - 1) +
+                                         " other image(s) in flight on that worker are registered again");
+    for (const auto& [i, start] : run.in_flight) {
+      if (named && i != *run.fault->image) continue;  // not to blame: handed out again
+      std::erase(run.handed, i);
+      fail_image(i, why, fault, seconds_since(start));
+      entries_[i]["worker"] = s.id;
+      ++s.failed;
+    }
   }
 
   // Image i fails without a worker's entry for it: its entry, the folder a worker may have
@@ -385,6 +397,7 @@ nlohmann::json Supervisor::worker_figures() const {
                     s.placement.visible_device.empty() ? nlohmann::json() : nlohmann::json(s.placement.visible_device)},
                    {"device", s.device},
                    {"cores", s.placement.cpus},
+                   {"registrations_at_once", s.registrations_at_once},
                    {"processes", s.processes},
                    {"registered", s.registered},
                    {"failed", s.failed},

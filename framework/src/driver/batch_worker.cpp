@@ -5,20 +5,26 @@
 // them. Each image is reported to the supervisor as it starts and as it finishes
 // (batch_protocol.hpp), so that a plugin crash or hang on one image costs only that image.
 //
+// execution.registrations_per_worker: several images register at once, each on a thread (a
+// lane) with its own components, sharing the prepared reference and, on a GPU, the process's
+// one CUDA context (two worker processes on one GPU time-slice it instead); each lane's
+// plugin calls stay on its thread, one at a time per instance as abi.h asks.
+//
 // On a GPU a registration takes a fraction of the time its files do (an H100 with cuda.cr
 // registered chris_PD-like images in 0.14 s each, reading one .nii.gz took 0.24 s and writing
 // the registered image 0.46-1.5 s: ITK's gzip is single-threaded), so with
 // outputs.parallel_io the files move to worker threads: a read-ahead reads the next moving
 // images while one registers, and a write-behind encodes and writes each result's files while
 // the next registers. Every plugin call (cost, optimizer, resampler: the registration and the
-// registered image's resampling) stays on this thread, one at a time as abi.h asks; the
-// workers run ITK readers and writers and the report only. Results, reports and console lines
-// come out in the images' order, as in the sequential batch.
+// registered image's resampling) stays on the registering thread; the I/O workers run ITK
+// readers and writers and the report only. Results, reports and console lines come out in the
+// order the registrations end: the images' order with one lane, as in the sequential batch.
 #include <regpipe/host/atomic_file.hpp>
 #include <regpipe/host/driver.hpp>
 #include <regpipe/host/error.hpp>
 #include <regpipe/host/image.hpp>
 #include <regpipe/host/io_pipeline.hpp>
+#include <regpipe/host/plugin_watchdog.hpp>
 #include <regpipe/host/transform_io.hpp>
 #include <regpipe_common/usable_cores.hpp>
 
@@ -35,7 +41,9 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -47,22 +55,23 @@ namespace {
 // image (and its weight) as float32, each queued write a registered image on the reference
 // grid: a 256x256x160 volume is 42 MB, so the bounds keep a batch within a few hundred MB.
 struct BatchIo {
-  size_t readers = 0, read_ahead = 1;  // threads; images read beyond the one registering
+  size_t readers = 0, read_ahead = 1;  // threads; images read beyond those registering
   size_t writers = 0, write_queue = 1;  // threads; results handed over and not yet written
 };
 
-BatchIo batch_io(bool parallel) {
+// `lanes`: the images registered at once.
+BatchIo batch_io(bool parallel, size_t lanes) {
   if (!parallel) return {};
   const size_t cores = regpipe_common::usable_cores();
   BatchIo io;
-  // Reading a .nii.gz takes about twice a GPU registration: two readers keep up on a
-  // machine with cores to spare.
-  io.readers = cores >= 8 ? 2 : 1;
-  io.read_ahead = io.readers + 1;
+  // Reading a .nii.gz takes about as long as a GPU registration: a reader per lane and one
+  // more keep up on a machine with cores to spare.
+  io.readers = cores >= 8 ? std::min(lanes + 1, cores / 4) : 1;
+  io.read_ahead = io.readers + lanes;
   // Writing (gzip) takes 3-10 registrations: several writers, leaving cores to the
   // registration's own threads (a CPU cost) and the readers.
   io.writers = std::clamp<size_t>((cores - std::min<size_t>(cores, 2)) / 3, 1, 4);
-  io.write_queue = io.writers + 1;
+  io.write_queue = io.writers + lanes;
   return io;
 }
 
@@ -156,20 +165,78 @@ nlohmann::json registering_device(const RegistrationComponents& components) {
   return nullptr;
 }
 
+
+// Images registered at once when execution.registrations_per_worker is `auto` and the
+// components compute on a GPU: one registration leaves the GPU idle between its evaluations
+// (the optimizer's host work, each evaluation's launch and sync), which the others fill.
+constexpr size_t kGpuRegistrationsAtOnce = 3;
+
+size_t registrations_at_once(const Pipeline& p, const RegistrationComponents& first) {
+  if (p.execution.registrations_per_worker > 0) return p.execution.registrations_per_worker;
+  return registering_device(first).is_null() ? 1 : kGpuRegistrationsAtOnce;
+}
+
+// One registering thread's own: its components (abi.h: one call at a time per instance) and
+// images (the reference, a copy, and the moving image it registers).
+struct Lane {
+  RegistrationComponents components;
+  RegistrationImages images;
+  double waiting_for_reads = 0.0, waiting_for_writes = 0.0;  // this thread idle
+  std::exception_ptr stopped;  // what ended it early (Ctrl-C)
+};
+
+// Registers one image on `lane` and resamples its registered image (the plugin calls, on the
+// lane's thread); its files are written behind.
+std::shared_ptr<ImageJob> register_one(const Pipeline& p, MovingRead& read, Lane& lane,
+                                       const PreparedReference& reference, HostServices& services) {
+  const size_t i = read.index;
+  auto job = std::make_shared<ImageJob>();
+  job->index = i;
+  job->path = p.inputs.moving[i].path.string();
+  job->one = image_pipeline(p, i);
+  const auto work_start = Clock::now();
+  const ImageOnThisThread watched(i);  // a fault in this thread's plugin calls names image i
+  worker_report("start\t" + std::to_string(i));
+  try {
+    if (read.error) std::rethrow_exception(read.error);
+    job->phases.reading = read.seconds;
+    lane.images.moving = std::move(read.images.moving);
+    lane.images.moving_weight = std::move(read.images.moving_weight);
+    const auto registration_start = Clock::now();
+    job->result = register_images(job->one, lane.images, reference, lane.components, services);
+    job->phases.registration = seconds_since(registration_start);
+    job->result.seconds_loading = job->phases.reading;
+    const auto resampling_start = Clock::now();
+    job->registered = resample_registered(job->one, lane.images, job->result.ref_to_mov, *lane.components.resampler);
+    if (job->registered) job->phases.writing = job->seconds_resampling = seconds_since(resampling_start);
+    job->moving = image_header(lane.images.moving);
+  } catch (const ComponentError& e) {
+    if (e.status() == RP_CANCELLED) throw;  // Ctrl-C stops the batch, not only this image
+    job->failed = true;
+    job->error = e.what();
+  } catch (const std::exception& e) {  // unreadable image, no overlap, ...
+    job->failed = true;
+    job->error = e.what();
+  }
+  job->seconds = read.seconds + seconds_since(work_start);
+  return job;
+}
 }  // namespace
 
 void run_batch_worker(const Pipeline& p, const PluginHost& plugins, HostServices& services,
                       const std::string& batch_key) {
   check_worker_batch_key(p, batch_key);
   // Components first: a bad parameter fails before any image is read.
-  RegistrationComponents components = create_registration_components(p, plugins, services);
-  const BatchIo io = batch_io(p.outputs.parallel_io);
+  std::vector<Lane> lanes(1);
+  lanes[0].components = create_registration_components(p, plugins, services);
+  lanes.resize(registrations_at_once(p, lanes[0].components));
+  for (size_t l = 1; l < lanes.size(); ++l) lanes[l].components = create_registration_components(p, plugins, services);
+  const BatchIo io = batch_io(p.outputs.parallel_io, lanes.size());
   prepare_image_io();  // before any worker thread creates an ITK reader or writer
   prepare_transform_io();
 
   // Declared in this order so that, leaving early (Ctrl-C), the reads stop first and the
-  // results already registered are written while `images` and `reporter` still exist.
-  RegistrationImages images;
+  // results already registered are written while the lanes and `reporter` still exist.
   const ImageReporter reporter(p.inputs.moving.size(), services.reports_summaries());
   WriteBehind writes(io.writers, io.write_queue);
   ImageFeed feed(p.inputs.moving.size());
@@ -186,60 +253,59 @@ void run_batch_worker(const Pipeline& p, const PluginHost& plugins, HostServices
     return read;
   });
 
-  // With the read-ahead running, the first moving images are read while the reference is.
-  load_reference(p.inputs, images);
-  const PreparedReference reference = prepare_reference(p, images, components);
-
-  double waiting_for_reads = 0.0, waiting_for_writes = 0.0;  // this thread idle
-  for (;;) {
-    const auto wait_start = Clock::now();
-    std::optional<MovingRead> next = reads.take();
-    if (io.readers > 0) waiting_for_reads += seconds_since(wait_start);
-    if (!next) break;
-    MovingRead& read = *next;
-    const size_t i = read.index;
-    auto job = std::make_shared<ImageJob>();
-    job->index = i;
-    job->path = p.inputs.moving[i].path.string();
-    job->one = image_pipeline(p, i);
-    const auto work_start = Clock::now();
-    worker_report("start\t" + std::to_string(i));
-    try {
-      if (read.error) std::rethrow_exception(read.error);
-      job->phases.reading = read.seconds;
-      images.moving = std::move(read.images.moving);
-      images.moving_weight = std::move(read.images.moving_weight);
-      const auto registration_start = Clock::now();
-      job->result = register_images(job->one, images, reference, components, services);
-      job->phases.registration = seconds_since(registration_start);
-      job->result.seconds_loading = job->phases.reading;
-      // The resampling calls the resampler plugin: here, not on a writer.
-      const auto resampling_start = Clock::now();
-      job->registered = resample_registered(job->one, images, job->result.ref_to_mov, plugins, services);
-      if (job->registered) job->phases.writing = job->seconds_resampling = seconds_since(resampling_start);
-      job->moving = image_header(images.moving);
-    } catch (const ComponentError& e) {
-      if (e.status() == RP_CANCELLED) throw;  // Ctrl-C stops the batch, not only this image
-      job->failed = true;
-      job->error = e.what();
-    } catch (const std::exception& e) {  // unreadable image, no overlap, ...
-      job->failed = true;
-      job->error = e.what();
-    }
-    job->seconds = read.seconds + seconds_since(work_start);
-    const auto finish = [job, &reporter] { reporter.finish(*job); };
-    if (job->failed) {
-      writes.submit(nullptr, finish);  // reported in its turn, after the images before it
-      continue;
-    }
-    const Image& reference_image = images.reference;
-    waiting_for_writes +=
-        writes.submit([job, &reference_image] { write_files(*job, reference_image); }, finish);
+  // With the read-ahead running, the first moving images are read while the reference is;
+  // it is prepared once, with the first lane's resampler (whose device levels the others'
+  // costs read: one CUDA context), and each lane gets a copy of its voxels.
+  load_reference(p.inputs, lanes[0].images);
+  const PreparedReference reference = prepare_reference(p, lanes[0].images, lanes[0].components);
+  for (size_t l = 1; l < lanes.size(); ++l) {
+    lanes[l].images.reference = lanes[0].images.reference;
+    lanes[l].images.reference_weight = lanes[0].images.reference_weight;
   }
+
+  std::mutex taking;  // the lanes take images in turn, in the read-ahead's order
+  const auto take = [&]() -> std::optional<MovingRead> {
+    std::lock_guard lock(taking);
+    return reads.take();
+  };
+  const auto register_lane = [&](Lane& lane) {
+    try {
+      for (;;) {
+        const auto wait_start = Clock::now();
+        std::optional<MovingRead> next = take();
+        if (io.readers > 0) lane.waiting_for_reads += seconds_since(wait_start);
+        if (!next) break;
+        auto job = register_one(p, *next, lane, reference, services);
+        const auto finish = [job, &reporter] { reporter.finish(*job); };
+        if (job->failed) {
+          writes.submit(nullptr, finish);  // reported in its turn, after the images before it
+          continue;
+        }
+        const Image& reference_image = lane.images.reference;
+        lane.waiting_for_writes +=
+            writes.submit([job, &reference_image] { write_files(*job, reference_image); }, finish);
+      }
+    } catch (...) {  // Ctrl-C: the other lanes see it too and end
+      lane.stopped = std::current_exception();
+    }
+  };
+  {
+    std::vector<std::jthread> others;
+    for (size_t l = 1; l < lanes.size(); ++l) others.emplace_back([&, l] { register_lane(lanes[l]); });
+    register_lane(lanes[0]);
+  }
+  for (Lane& lane : lanes)
+    if (lane.stopped) std::rethrow_exception(lane.stopped);
   writes.drain();
 
+  double waiting_for_reads = 0.0, waiting_for_writes = 0.0;  // registering threads idle
+  for (const Lane& lane : lanes) {
+    waiting_for_reads += lane.waiting_for_reads;
+    waiting_for_writes += lane.waiting_for_writes;
+  }
   worker_report("summary\t" + nlohmann::json{{"seconds_reference_preparation", reference.seconds},
-                                              {"device", registering_device(components)},
+                                              {"device", registering_device(lanes[0].components)},
+                                              {"registrations_at_once", lanes.size()},
                                               {"io_threads", {{"readers", io.readers}, {"writers", io.writers}}},
                                               {"seconds_waiting_for_reading", waiting_for_reads},
                                               {"seconds_waiting_for_writing", waiting_for_writes}}

@@ -69,19 +69,6 @@ OutputFolder::~OutputFolder() {
   if (!kept_ && fs::is_empty(dir_, ec)) fs::remove(dir_, ec);
 }
 
-namespace {
-
-// The moving image resampled onto the reference grid through the final transform.
-Image registered_image(const Pipeline& p, const RegistrationImages& images,
-                       const Eigen::Matrix4d& ref_to_mov, const PluginHost& plugins,
-                       HostServices& services) {
-  const CreatedResampler resampler = create_resampler(p.registration.resampler, plugins, services);
-  return resample_onto(*resampler.instance, images.moving, images.reference, ref_to_mov,
-                       interpolation_code(interpolation_from_name(p.outputs.interpolation)));
-}
-
-}  // namespace
-
 VoxelType registered_image_type(const Pipeline& p, const Image& moving) {
   if (p.outputs.datatype == "moving") return moving.file_type;
   return voxel_type_from_name(p.outputs.datatype).value_or(VoxelType::float32);
@@ -92,10 +79,18 @@ float foreground_threshold(const Image& image) {
 }
 
 std::optional<Image> resample_registered(const Pipeline& p, const RegistrationImages& images,
+                                         const Eigen::Matrix4d& ref_to_mov, ResamplerInstance& resampler) {
+  if (!p.outputs.registered_image && !p.outputs.qa_png) return std::nullopt;
+  return resample_onto(resampler, images.moving, images.reference, ref_to_mov,
+                       interpolation_code(interpolation_from_name(p.outputs.interpolation)));
+}
+
+std::optional<Image> resample_registered(const Pipeline& p, const RegistrationImages& images,
                                          const Eigen::Matrix4d& ref_to_mov,
                                          const PluginHost& plugins, HostServices& services) {
   if (!p.outputs.registered_image && !p.outputs.qa_png) return std::nullopt;
-  return registered_image(p, images, ref_to_mov, plugins, services);
+  const CreatedResampler resampler = create_resampler(p.registration.resampler, plugins, services);
+  return resample_registered(p, images, ref_to_mov, *resampler.instance);
 }
 
 namespace {

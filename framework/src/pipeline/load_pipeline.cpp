@@ -489,6 +489,9 @@ void read_outputs(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
 // The most workers one batch starts: beyond a host's cores they only queue.
 constexpr long long kMaxWorkers = 256;
 constexpr long long kMaxDeviceIndex = 63;
+// The most registrations one worker runs at once: each holds its components and a moving
+// image's levels, and past a few a GPU is full.
+constexpr long long kMaxRegistrationsPerWorker = 16;
 
 void read_devices(YamlContext& ctx, const YAML::Node& n, PipelineExecution& e) {
   const std::string key = "execution.devices";
@@ -548,6 +551,16 @@ void read_execution(YamlContext& ctx, const YAML::Node& root, Pipeline& p) {
       ctx.error("execution.workers", n,
                 "execution.workers=" + n.Scalar() + " is outside [1, " + std::to_string(kMaxWorkers) + "]");
     else e.workers = unsigned(workers);
+  });
+  with_child(ex, "registrations_per_worker", [&](const YAML::Node& n) {
+    const std::string key = "execution.registrations_per_worker";
+    if (n.IsScalar() && n.Scalar() == "auto") return;
+    long long count = 0;
+    if (!ctx.read_int(key, n, &count)) return;
+    if (count < 1 || count > kMaxRegistrationsPerWorker)
+      ctx.error(key, n, key + "=" + n.Scalar() + " is outside [1, " + std::to_string(kMaxRegistrationsPerWorker) +
+                            "] (or `auto`)");
+    else e.registrations_per_worker = unsigned(count);
   });
 }
 

@@ -163,6 +163,12 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
        "Worker processes of a batch, spread over execution.devices in turn; without devices, "
        "CPU workers (each on its share of the cores). Results are the same for any count. "
        "`--workers` overrides it."},
+      {"execution.registrations_per_worker", "auto, or int in [1, 16]", "auto",
+       "Images one worker process registers at once, each on a thread of its own with its own "
+       "components, sharing the worker's prepared reference and, on a GPU, its one CUDA "
+       "context: one registration leaves a GPU idle between its evaluations, which the others "
+       "fill. `auto`: 3 when the components compute on a GPU, 1 on the CPU (a CPU cost already "
+       "uses every core of its worker). Results are the same for any count."},
       {"evaluation.truth", "path", "(none)",
        "Known moving->reference world (RAS) 4x4; the report then gives the mean displacement "
        "error over the reference."},

@@ -39,7 +39,7 @@ ChildReport run_child(const std::vector<std::string>& args, double timeout_s) {
     else if (f[0] == "pass") r.verdict = CheckFinding::Verdict::pass;
     else if (f[0] == "skip") r.verdict = CheckFinding::Verdict::skip, r.detail = rest;
     else if (f[0] == "fail") r.verdict = CheckFinding::Verdict::fail, r.detail = rest;
-    else if (f[0] == "fault" && f.size() == 4) r.fault = f[3];
+    else if (f[0] == "fault" && f.size() >= 4) r.fault = f[3];
   }
   r.exit = child.wait();
   return r;

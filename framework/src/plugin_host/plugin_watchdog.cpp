@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 #include <unistd.h>
 
@@ -21,8 +22,11 @@ using Clock = std::chrono::steady_clock;
 struct WatchdogState {
   std::mutex mutex;
   std::vector<WatchedCall*> calls;  // running, any thread
-  // The innermost call entered last, for the crash reporter (a signal handler reads it).
+  // The innermost call entered last, for the crash reporter when the signal came on a thread
+  // that makes no plugin call itself (a plugin's own thread); the signal handler reads it.
   std::atomic<WatchedCall*> latest{nullptr};
+  // Threads inside a plugin call: with one, `latest` is its call and its image.
+  std::atomic<int> calling_threads{0};
   double timeout_s = 0.0;
   const char* timeout_key = "";
   bool worker = false;  // report faults and signs of life to a supervisor (worker_process.hpp)
@@ -39,7 +43,11 @@ struct WatchdogState {
 namespace {
 
 WatchdogState g_state;
-thread_local WatchedCall* t_innermost = nullptr;
+// Read by the signal handler on the faulting thread: initial-exec, so that reading them there
+// never allocates (libregpipe is loaded with the program, never dlopen'ed).
+__attribute__((tls_model("initial-exec"))) thread_local WatchedCall* t_innermost = nullptr;
+__attribute__((tls_model("initial-exec"))) thread_local long t_image = -1;  // ImageOnThisThread
+__attribute__((tls_model("initial-exec"))) thread_local bool t_signal_stack = false;
 
 // write(2) of a whole string: async-signal-safe, and a line below PIPE_BUF reaches a pipe whole.
 void write_all(int fd, const char* text) {
@@ -62,8 +70,31 @@ struct Line {
   }
 };
 
+// The decimal digits of a non-negative number, for the signal handler (no snprintf there).
+struct Digits {
+  char text[24] = {};
+  explicit Digits(long value) {
+    char reversed[24];
+    size_t n = 0;
+    do reversed[n++] = char('0' + value % 10);
+    while ((value /= 10) > 0 && n < sizeof(reversed));
+    for (size_t i = 0; i < n; ++i) text[i] = reversed[n - 1 - i];
+  }
+};
+
+// The call a fatal signal hit and the image it was for: the faulting thread's own (a
+// synchronous signal arrives on the thread that caused it); on a thread that makes no plugin
+// call, the call entered last, and its image only while one thread is in a call (else which
+// of the images in flight it served is unknown: -1).
+std::pair<const WatchedCall*, long> faulting_call() {
+  if (t_innermost != nullptr) return {t_innermost, t_innermost->image()};
+  const WatchedCall* latest = g_state.latest.load();
+  if (latest == nullptr) return {nullptr, t_image};
+  return {latest, g_state.calling_threads.load() == 1 ? latest->image() : -1};
+}
+
 void on_fatal_signal(int signal) {
-  const WatchedCall* call = g_state.latest.load();
+  const auto [call, image] = faulting_call();
   const char* name = sigabbrev_np(signal);
   Line message;
   message << "SIG" << (name != nullptr ? name : "?");
@@ -76,21 +107,28 @@ void on_fatal_signal(int signal) {
   write_all(STDERR_FILENO, console.text);
   if (g_state.worker) {  // no lock here: a short line reaches the pipe whole
     Line fault;
-    fault << "fault\tcrash\t" << (call != nullptr ? call->label() : "") << "\t" << message.text << "\n";
+    fault << "fault\tcrash\t" << (call != nullptr ? call->label() : "") << "\t" << message.text << "\t"
+          << (image >= 0 ? Digits(image).text : "") << "\n";
     write_all(kWorkerReportFd, fault.text);
   }
   std::signal(signal, SIG_DFL);
   std::raise(signal);  // the default action: the exit status shows the signal, a core may be dumped
 }
 
-void install_crash_reporter() {
-  // A stack of its own (for the calling thread, the one that calls the plugins), so that a
-  // stack overflow is reported too.
-  static char alternate_stack[64 * 1024];
+// A signal stack of its own for the calling thread (a thread that calls plugins), so that a
+// stack overflow there is reported too. Never freed: a process has a few such threads.
+void give_thread_a_signal_stack() {
+  if (t_signal_stack) return;
+  t_signal_stack = true;
+  constexpr size_t kBytes = 64 * 1024;
   stack_t stack{};
-  stack.ss_sp = alternate_stack;
-  stack.ss_size = sizeof(alternate_stack);
+  stack.ss_sp = new char[kBytes];
+  stack.ss_size = kBytes;
   sigaltstack(&stack, nullptr);
+}
+
+void install_crash_reporter() {
+  give_thread_a_signal_stack();
   struct sigaction action {};
   action.sa_handler = on_fatal_signal;
   sigemptyset(&action.sa_mask);
@@ -104,7 +142,9 @@ void install_crash_reporter() {
   const std::string message = std::string(call.label()) + " did not return within " + seconds +
                               " s (" + g_state.timeout_key + "); ending the process";
   write_all(STDERR_FILENO, ("regpipe: error: " + message + "\n").c_str());
-  if (g_state.worker) worker_report("fault\ttimeout\t" + std::string(call.label()) + "\t" + message);
+  if (g_state.worker)
+    worker_report("fault\ttimeout\t" + std::string(call.label()) + "\t" + message + "\t" +
+                  (call.image() >= 0 ? std::to_string(call.image()) : ""));
   remove_temporaries_for_exit();  // this thread runs ordinary code: the outputs can be undone
   ::_exit(3);  // the stuck thread cannot be unwound; exit status 3: a component failed
 }
@@ -126,11 +166,12 @@ void watch() {
 
 }  // namespace
 
-WatchedCall::WatchedCall(const Component& component, const char* call) : outer_(t_innermost) {
+WatchedCall::WatchedCall(const Component& component, const char* call) : image_(t_image), outer_(t_innermost) {
   std::snprintf(label_, sizeof(label_), "%s '%s' %s", kind_name(component.kind), component.id.c_str(), call);
   std::lock_guard lock(g_state.mutex);
   start_ = Clock::now();
   if (outer_ != nullptr) outer_->paused_ = true;
+  else g_state.calling_threads.fetch_add(1);
   g_state.calls.push_back(this);
   t_innermost = this;
   g_state.latest.store(this);
@@ -142,10 +183,19 @@ WatchedCall::~WatchedCall() {
   if (outer_ != nullptr) {
     outer_->paused_ = false;
     outer_->start_ = Clock::now();
+  } else {
+    g_state.calling_threads.fetch_sub(1);
   }
   t_innermost = outer_;
   g_state.latest.store(outer_ != nullptr ? outer_ : (g_state.calls.empty() ? nullptr : g_state.calls.back()));
 }
+
+ImageOnThisThread::ImageOnThisThread(size_t image) {
+  give_thread_a_signal_stack();
+  t_image = long(image);
+}
+
+ImageOnThisThread::~ImageOnThisThread() { t_image = -1; }
 
 void watch_plugin_calls(double timeout_s, const char* timeout_key, bool worker) {
   g_state.timeout_s = timeout_s;

@@ -9,7 +9,9 @@
 // Otherwise the cost is the squared norm of the transform's translation (the optimizer finds
 // the identity quickly), and the overlap 1 unless the translation takes the images apart. The fault happens only for a moving image narrower along x than
 // `only_below_extent_mm` (default: every image), so a test marks one image of a batch by
-// its size: the pyramid resamples the image, but its extent in mm stays.
+// its size: the pyramid resamples the image, but its extent in mm stays. Each other image's
+// first evaluation waits `healthy_first_evaluation_ms`, so that images registered at once
+// beside the faulty one (execution.registrations_per_worker) are still in flight at its fault.
 #include <regpipe/abi.h>
 
 #include <algorithm>
@@ -17,9 +19,11 @@
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <new>
 #include <thread>
+#include <utility>
 
 namespace {
 
@@ -28,7 +32,9 @@ enum class Fault { segv, abort, hang, throw_int, nan };
 struct FaultCost {
   const rp_host* host = nullptr;
   double only_below_extent_mm = 1e9;
+  double healthy_first_evaluation_ms = 0.0;
   bool faulty_moving = false;
+  bool evaluated = false;  // since the moving image was set
   double reference_reach_mm = 0.0, moving_reach_mm = 0.0;  // farthest corner from the origin
 };
 
@@ -57,7 +63,9 @@ rp_status create(const rp_host* host, const rp_param_value* params, size_t n, vo
   auto* cost = new (std::nothrow) FaultCost;
   if (cost == nullptr) return RP_OUT_OF_MEMORY;
   cost->host = host;
-  for (size_t i = 0; i < n; ++i) cost->only_below_extent_mm = params[i].double_value;
+  for (size_t i = 0; i < n; ++i)
+    (std::strcmp(params[i].name, "only_below_extent_mm") == 0 ? cost->only_below_extent_mm
+                                                               : cost->healthy_first_evaluation_ms) = params[i].double_value;
   *self = cost;
   return RP_OK;
 }
@@ -71,6 +79,7 @@ rp_status set_moving(void* self, const rp_image* moving, const rp_image*) {
   auto* cost = static_cast<FaultCost*>(self);
   cost->faulty_moving = extent_x_mm(moving) < cost->only_below_extent_mm;
   cost->moving_reach_mm = reach_mm(moving);
+  cost->evaluated = false;
   return RP_OK;
 }
 
@@ -89,7 +98,9 @@ rp_status evaluate(void* self, const rp_cost_request* request) {
       case Fault::nan: break;
     }
   }
-  const auto* cost = static_cast<const FaultCost*>(self);
+  auto* cost = static_cast<FaultCost*>(self);
+  if (!cost->faulty_moving && !std::exchange(cost->evaluated, true))
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(cost->healthy_first_evaluation_ms));
   for (size_t i = 0; i < request->k; ++i) {
     const double* m = request->matrices + 16 * i;
     const double shift2 = m[3] * m[3] + m[7] * m[7] + m[11] * m[11];
@@ -108,11 +119,13 @@ constexpr rp_cost_vtable kVtable = {sizeof(rp_cost_vtable), create, set_referenc
                                     evaluate<F>, last_error, destroy, nullptr};
 
 const rp_param_desc kParams[] = {{sizeof(rp_param_desc), "only_below_extent_mm", RP_PARAM_DOUBLE, "1e9", 0.0, 1e9,
-                                  nullptr, "mm", "fault only for a moving image narrower than this along x"}};
+                                  nullptr, "mm", "fault only for a moving image narrower than this along x"},
+                                 {sizeof(rp_param_desc), "healthy_first_evaluation_ms", RP_PARAM_DOUBLE, "0", 0.0,
+                                  1e6, nullptr, "ms", "the first evaluation of each other moving image waits this"}};
 
 #define FAULT_COMPONENT(id, fault, what)                                                                 \
   rp_component_desc{sizeof(rp_component_desc), RP_KIND_COST, id, "Fault: " what, "1.0.0",              \
-                    "Cost whose evaluate " what " (robustness test fixture).", kParams, 1, &kVtable<fault>}
+                    "Cost whose evaluate " what " (robustness test fixture).", kParams, 2, &kVtable<fault>}
 
 const rp_component_desc kComponents[] = {
     FAULT_COMPONENT("test.fault.segv", Fault::segv, "raises SIGSEGV"),

@@ -120,6 +120,10 @@ struct PipelineExecution {
   bool all_devices = false;  // execution.devices: all
   // execution.workers: worker processes of a batch; 0: one per entry of devices, else one.
   unsigned workers = 0;
+  // execution.registrations_per_worker: images one worker registers at once, each on a thread
+  // with components of its own; 0 (`auto`): several when the components compute on a GPU
+  // (batch_worker.cpp), else one.
+  unsigned registrations_per_worker = 0;
 };
 
 struct PipelineEvaluation {

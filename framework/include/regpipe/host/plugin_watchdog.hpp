@@ -11,6 +11,7 @@
 #include <regpipe/host/plugin_host.hpp>
 
 #include <chrono>
+#include <cstddef>
 
 namespace regpipe {
 
@@ -26,13 +27,30 @@ class WatchedCall {
 
   // "cost 'cpu.cr' evaluate"
   const char* label() const { return label_; }
+  // The batch image its thread was registering (ImageOnThisThread), -1 when none.
+  long image() const { return image_; }
 
  private:
   friend struct WatchdogState;
   char label_[192];
+  long image_ = -1;
   std::chrono::steady_clock::time_point start_;
   WatchedCall* outer_ = nullptr;
   bool paused_ = false;  // a call of its own is running inside it
+};
+
+// Marks the calling thread as registering batch image `image` (its index into inputs.moving)
+// while it lives, so that a crash or a hang in a plugin call made from this thread names that
+// image on the worker's "fault" line: a worker with several registrations in flight
+// (execution.registrations_per_worker) loses only the image whose thread met the fault. The
+// first on a thread also gives it a signal stack of its own, so that a stack overflow there is
+// reported too.
+class ImageOnThisThread {
+ public:
+  explicit ImageOnThisThread(size_t image);
+  ~ImageOnThisThread();
+  ImageOnThisThread(const ImageOnThisThread&) = delete;
+  ImageOnThisThread& operator=(const ImageOnThisThread&) = delete;
 };
 
 // Starts the watchdog: a plugin call running longer than `timeout_s` (0: no limit) ends the
