@@ -1,21 +1,19 @@
 // privatised (ours): every block keeps its own bins x bins histogram in shared memory and
-// counts reference voxels of one transform at a time into it; lanes of a warp whose samples
-// share a joint bin (mostly the background pair) are found with __match_any_sync and add
-// once. Counts are integers, so the result does not depend on the order of the atomics:
-// exact and bitwise repeatable, and independent of k and of the partition below.
+// counts reference voxels of one transform at a time into it; the first lane of a run of
+// neighbouring lanes whose samples share a joint bin (mostly the background pair) adds the
+// run once (run_length_at_head). Counts are integers, so the result does not depend on the
+// order of the atomics: exact and bitwise repeatable, and independent of k and of the
+// partition below.
 //
-// The grid is persistent: as many blocks as the device holds at once (one wave), each
-// counting one contiguous, equal share of the k * voxels samples (blocks start at the same
-// few voxel offsets of neighbouring transforms, so the blocks resident together read
-// neighbouring reference voxels and moving-image regions and share the L2). A block adds its
+// The grid is persistent: at most as many blocks as the device holds at once (one wave),
+// each counting items of one transform's voxel range (for_each_item). A block adds its
 // histogram to the transform's global one and zeroes it only when it leaves a transform: its
 // 16-bit counters never need an early flush because add_narrow sends every 2^16 that
-// overflows a counter to global memory, exactly. The kernel waits on its trilinear gathers
-// (ncu, H100), so what matters is how many are in flight per SM: blocks as large as the SM
-// allows (256 x 256 bins: one of 1024 threads), kUnroll samples per thread and step with
-// unconditional loads, the map in shared memory rather than 24 registers, and few
-// instructions a sample (division by multiply-high, 32-bit gather offsets). README.md has
-// the measurements.
+// overflows a counter to global memory, exactly. What matters is how many trilinear gathers
+// are in flight per SM and how few instructions a sample takes: blocks as large as the SM
+// allows (256 x 256 bins: one of 1024 threads), kUnroll samples per thread and step in one
+// branch-free block (their gathers issued together), the map read once a step, division by
+// multiply-high, 32-bit gather offsets, and no MATCH.ANY. README.md has the measurements.
 #include "schemes.hpp"
 
 #include <regpipe_common/partial_volume_weights.hpp>
@@ -31,7 +29,7 @@ namespace {
 using regpipe_common_cuda::trilinear_32;
 
 // Samples per thread and step, their gathers in flight together (2 and 4 measured the same on
-// an H100; 4 needs more registers).
+// an H100 at 256^2 bins, k = 64: 72.0-72.6 against 71.8 us; 4 slower at k = 1).
 constexpr int kUnroll = 2;
 
 // n / d for 32-bit n by a multiply-high and a shift (Granlund & Montgomery 1994, the
@@ -59,8 +57,8 @@ struct GridDiv {
 // whether it lies inside the moving image and `valid` is true (cost_cpu's traversal.hpp, the
 // same operations). A point outside is moved to the first voxel, so that every load stays
 // unconditional and the compiler can put the gathers of several samples in flight together.
-__device__ __forceinline__ bool moving_position(const MiArgs& a, const GridDiv& d, const volatile double* m,
-                                                uint32_t index, bool valid, float& px, float& py, float& pz) {
+__device__ __forceinline__ bool moving_position(const MiArgs& a, const GridDiv& d, const double* m, uint32_t index,
+                                                bool valid, float& px, float& py, float& pz) {
   const uint32_t plane = uint32_t(a.ref_grid.nx) * uint32_t(a.ref_grid.ny);
   const int z = int(d.plane.div(index));
   const uint32_t rest = index - uint32_t(z) * plane;
@@ -74,44 +72,91 @@ __device__ __forceinline__ bool moving_position(const MiArgs& a, const GridDiv& 
   return inside;
 }
 
+// The transform's map, copied from shared memory into registers: kept there for a whole piece
+// it would take 24 registers a thread, which go to samples in flight instead. Under 64
+// registers one read serves a step's samples (six 16-byte loads; the registers are free again
+// once the positions are known, before the gathers); the shared-memory atomics between steps
+// may alias it, so the compiler reads it again each step. Under 40 that would spill, so each
+// sample reads it (PerSample: through a volatile pointer, twelve loads, not merged).
+struct StepMap {
+  double m[12];
+};
+
+template <bool PerSample>
+__device__ __forceinline__ StepMap read_map(const double2* map) {
+  StepMap s;
+  if constexpr (PerSample) {
+    const volatile double* v = reinterpret_cast<const volatile double*>(map);
+#pragma unroll
+    for (int j = 0; j < 12; ++j) s.m[j] = v[j];
+  } else {
+#pragma unroll
+    for (int j = 0; j < 6; ++j) {
+      const double2 pair = map[j];
+      s.m[2 * j] = pair.x;
+      s.m[2 * j + 1] = pair.y;
+    }
+  }
+  return s;
+}
+
 // The joint bin of reference voxel `index` under the map m, or -1 when it maps outside the
-// moving image or `valid` is false: joint_bin's arithmetic (mi_args.hpp), with the map read
-// through a volatile pointer so that the shared-memory atomics do not make the compiler keep
-// it in registers. For a point inside, the same operations on the same values: the same bin.
-__device__ __forceinline__ int joint_bin_of(const MiArgs& a, const GridDiv& d, const volatile double* m,
-                                            uint32_t index, bool valid) {
+// moving image or `valid` is false: joint_bin's arithmetic (mi_args.hpp). For a point inside,
+// the same operations on the same values: the same bin. Nearest is a template parameter so
+// that the step's samples are one branch-free block: all their gathers in flight together.
+template <bool Nearest>
+__device__ __forceinline__ int joint_bin_of(const MiArgs& a, const GridDiv& d, const double* m, uint32_t index,
+                                            bool valid) {
   float px, py, pz;
   const bool inside = moving_position(a, d, m, index, valid, px, py, pz);
-  const float v = a.nearest ? regpipe_common::nearest(a.mov, a.mov_grid, px, py, pz)
-                            : trilinear_32(a.mov, a.mov_grid, px, py, pz);
+  const float v = Nearest ? regpipe_common::nearest(a.mov, a.mov_grid, px, py, pz)
+                          : trilinear_32(a.mov, a.mov_grid, px, py, pz);
   const int mov_bin = regpipe_common::bin_of(v, a.mov_lo, a.mov_inv_width, a.bins);
   const int joint = int(__ldg(a.ref_bins + index)) * a.bins + mov_bin;
   return inside ? joint : -1;
 }
 
-// The persistent traversal of both kernels. Sample s of [0, total) is voxel s % voxels of
-// transform s / voxels; block b counts [b segment, (b + 1) segment), and the next share a grid
-// further on, in pieces of one transform each: the transform's map goes to shared memory
+// The persistent traversal of both kernels. Each transform's voxels are cut into `pieces`
+// equal ranges; item w is piece w / k of transform w % k, and block b counts items b, b + grid,
+// b + 2 grid, ... Items of one piece come together, so the blocks that run at the same time
+// count the same voxel range under neighbouring transforms and read the same reference and
+// moving-image regions (contiguous shares of the k * voxels samples, as before, put the 132
+// blocks of k = 64 at 132 different offsets: ncu saw a 60% L2 hit rate and the images read
+// from DRAM about once a transform). On an H100 the time at k = 64 did not change (README):
+// the count is not bound by DRAM. For an item the transform's map goes to shared memory
 // (`map`), count(t, begin, end) counts voxels [begin, end) of transform t into the block's
-// histogram, and flush(t) adds that histogram to transform t's global one and zeroes it.
+// histogram, and flush(t) adds that histogram to transform t's global one and zeroes it, once
+// the block's next item is of another transform.
 template <class Count, class Flush>
-__device__ __forceinline__ void for_each_piece(double* map, const double* maps, uint32_t voxels, uint64_t total,
-                                               uint64_t segment, const Count& count, const Flush& flush) {
-  for (uint64_t first = uint64_t(blockIdx.x) * segment; first < total; first += uint64_t(gridDim.x) * segment) {
-    const uint64_t last = min(first + segment, total);
-    for (uint64_t s = first; s < last;) {
-      const uint64_t t = s / voxels;
-      const uint32_t begin = uint32_t(s - t * voxels);
-      const uint32_t end = uint32_t(min(uint64_t(voxels), uint64_t(begin) + (last - s)));
-      if (threadIdx.x < 12) map[threadIdx.x] = __ldg(maps + 12 * t + threadIdx.x);
-      __syncthreads();
-      count(t, begin, end);
-      __syncthreads();
-      flush(t);
-      __syncthreads();
-      s += end - begin;
-    }
+__device__ __forceinline__ void for_each_item(double* map, const double* maps, uint32_t voxels, uint32_t k,
+                                              uint32_t pieces, const Count& count, const Flush& flush) {
+  const uint64_t items = uint64_t(k) * pieces;
+  for (uint64_t w = blockIdx.x; w < items; w += gridDim.x) {
+    const uint32_t t = uint32_t(w % k), piece = uint32_t(w / k);
+    const uint32_t begin = uint32_t(uint64_t(voxels) * piece / pieces);
+    const uint32_t end = uint32_t(uint64_t(voxels) * (piece + 1) / pieces);
+    if (threadIdx.x < 12) map[threadIdx.x] = __ldg(maps + 12 * uint64_t(t) + threadIdx.x);
+    __syncthreads();
+    count(t, begin, end);
+    __syncthreads();
+    const uint64_t next = w + gridDim.x;
+    if (next >= items || next % k != t) flush(t);
+    __syncthreads();
   }
+}
+
+// The first lane of a run of adjacent lanes that hold the same key gets the run's length, the
+// others 0. Brain images put long runs of neighbouring voxels in the background pair, so this
+// groups nearly what __match_any_sync did (equal keys that are not neighbours now add apart),
+// for a shuffle and a vote: MATCH.ANY cost ~29 us of an evaluation at 1 mm, 256^2 bins, k = 64
+// on an H100 (uniform data, where it groups nothing: 101.6 -> 72.8 us; README).
+__device__ __forceinline__ unsigned run_length_at_head(int key, unsigned lane) {
+  const int before = __shfl_up_sync(0xffffffffu, key, 1);
+  const bool head = lane == 0u || before != key;
+  const unsigned heads = __ballot_sync(0xffffffffu, head);
+  if (!head) return 0u;
+  const unsigned later = heads & ~((2u << lane) - 1u);  // heads after this lane (none for lane 31)
+  return (later != 0u ? unsigned(__ffs(int(later)) - 1) : 32u) - lane;
 }
 
 // Adds count (1..32) to entry `bin` of a histogram of 16-bit counters packed two a word
@@ -129,18 +174,14 @@ __device__ __forceinline__ void for_each_piece(double* map, const double* maps, 
 // the low counter's running value is its count modulo 2^16 (the take-backs leave the low
 // half alone), and the word as a whole is the sum of every add modulo 2^32. Wraps are rare
 // (the background pair: one in 65536 of its samples), so the common path is one atomic and
-// one compare.
+// one compare, the same for both halves (lanes adding to low and high halves do not diverge).
 __device__ __forceinline__ void add_narrow(unsigned* hist, unsigned* joint, int bin, unsigned count) {
   unsigned* word = hist + bin / 2;
-  if (bin & 1) {
-    const unsigned add = count << 16;
-    const unsigned old = atomicAdd(word, add);
-    if (old > 0xffffffffu - add) atomicAdd(joint + bin, 0x10000u);
-    return;
-  }
-  const unsigned old = atomicAdd(word, count);
-  if ((old & 0xffffu) + count <= 0xffffu) return;
+  const unsigned shift = unsigned(bin & 1) * 16u;
+  const unsigned old = atomicAdd(word, count << shift);
+  if (((old >> shift) & 0xffffu) + count <= 0xffffu) return;
   atomicAdd(joint + bin, 0x10000u);
+  if (bin & 1) return;  // the high counter's wrap left the word: nothing to take back
   int high = -1;                                    // the take-back's debt to the high entry
   if (old > 0xffffffffu - count) ++high;            // the carry left the word
   if (atomicAdd(word, 0xffff0000u) >= 0x10000u) ++high;  // the take-back left the word
@@ -173,16 +214,13 @@ __device__ __forceinline__ void flush(uint4* hist, int vectors, unsigned* joint)
 // Narrow: two 16-bit counters a 32-bit word (entry e in word e / 2, half e % 2), through
 // add_narrow; wide: one 32-bit counter an entry, which cannot overflow (a block flushes at
 // least once a transform, and a transform has < 2^31 samples). ptxas (sm_90, CUDA 13.0,
-// kUnroll 2): 62 (wide) and 63 (narrow) registers under __maxnreg__(64), 40 under 40, no
-// spills either way; 96 bytes of static shared memory (the map). The traversal: for_each_piece.
-template <bool Narrow, int kUnroll, int kRegisters>
-__global__ void __maxnreg__(kRegisters) privatised_kernel(MiArgs a, GridDiv d, uint32_t voxels, uint64_t total,
-                                                           uint64_t segment, int vectors) {
+// kUnroll 2): 64 registers under __maxnreg__(64), 40 under 40, no spills either way; 96
+// bytes of static shared memory (the map). The traversal: for_each_item.
+template <bool Narrow, bool Nearest, int kUnroll, int kRegisters>
+__global__ void __maxnreg__(kRegisters) privatised_kernel(MiArgs a, GridDiv d, uint32_t voxels, uint64_t k,
+                                                           uint32_t pieces, int vectors) {
   extern __shared__ uint4 hist4[];
-  // The transform's map, read from shared memory at each use: kept in registers it would
-  // take 24 of them a thread, which go to more samples in flight instead.
-  __shared__ double map[12];
-  const volatile double* m = map;
+  __shared__ double2 map[6];  // the transform's, read_map's
   unsigned* hist = reinterpret_cast<unsigned*>(hist4);
   for (int v = int(threadIdx.x); v < vectors; v += int(blockDim.x)) hist4[v] = make_uint4(0u, 0u, 0u, 0u);
   __syncthreads();
@@ -194,17 +232,20 @@ __global__ void __maxnreg__(kRegisters) privatised_kernel(MiArgs a, GridDiv d, u
     unsigned* joint = a.joint + t * uint64_t(entries);
     // Every lane runs the same iterations (block-uniform bounds) so the warp votes together.
     for (uint32_t base = begin; base < end; base += step) {
+      constexpr bool kPerSample = kRegisters < 64;
+      StepMap m;
+      if (!kPerSample) m = read_map<false>(map);
       int bin[kUnroll];
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         const uint32_t i = base + uint32_t(u) * blockDim.x + threadIdx.x;
-        bin[u] = joint_bin_of(a, d, m, i < end ? i : begin, i < end);
+        if (kPerSample) m = read_map<true>(map);
+        bin[u] = joint_bin_of<Nearest>(a, d, m.m, i < end ? i : begin, i < end);
       }
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
-        const unsigned peers = __match_any_sync(0xffffffffu, bin[u]);
-        if (bin[u] < 0 || lane != unsigned(__ffs(peers) - 1)) continue;
-        const unsigned count = unsigned(__popc(peers));
+        const unsigned count = run_length_at_head(bin[u], lane);
+        if (bin[u] < 0 || count == 0u) continue;
         if (Narrow)
           add_narrow(hist, joint, bin[u], count);
         else
@@ -212,7 +253,7 @@ __global__ void __maxnreg__(kRegisters) privatised_kernel(MiArgs a, GridDiv d, u
       }
     }
   };
-  for_each_piece(map, a.maps, voxels, total, segment, count_piece,
+  for_each_item(reinterpret_cast<double*>(map), a.maps, voxels, k, pieces, count_piece,
                  [&](uint64_t t) { flush<Narrow>(hist4, vectors, a.joint + t * uint64_t(entries)); });
 }
 
@@ -246,15 +287,14 @@ __device__ __forceinline__ void flush_pv(uint4* hist, int vectors, unsigned long
 }
 
 // One sample a thread and step: its 8 gathers are in flight together already; the traversal is
-// for_each_piece, as privatised_kernel's.
-// ptxas (sm_90, CUDA 13.0): 58 registers under __maxnreg__(64), 40 under 40, no spills; 96
+// for_each_item, as privatised_kernel's.
+// ptxas (sm_90, CUDA 13.0): 56 registers under __maxnreg__(64), 40 under 40, no spills; 96
 // bytes of static shared memory (the map).
 template <int kRegisters>
-__global__ void __maxnreg__(kRegisters) privatised_pv_kernel(MiArgs a, GridDiv d, uint32_t voxels, uint64_t total,
-                                                              uint64_t segment, int vectors) {
+__global__ void __maxnreg__(kRegisters) privatised_pv_kernel(MiArgs a, GridDiv d, uint32_t voxels, uint64_t k,
+                                                              uint32_t pieces, int vectors) {
   extern __shared__ uint4 hist4[];
-  __shared__ double map[12];
-  const volatile double* m = map;
+  __shared__ double2 map[6];  // the transform's, read_map's
   unsigned* hist = reinterpret_cast<unsigned*>(hist4);
   for (int v = int(threadIdx.x); v < vectors; v += int(blockDim.x)) hist4[v] = make_uint4(0u, 0u, 0u, 0u);
   __syncthreads();
@@ -268,7 +308,8 @@ __global__ void __maxnreg__(kRegisters) privatised_pv_kernel(MiArgs a, GridDiv d
       const uint32_t i = base + threadIdx.x;
       const uint32_t index = i < end ? i : begin;
       float px, py, pz;
-      const bool inside = moving_position(a, d, m, index, i < end, px, py, pz);
+      const StepMap m = read_map<(kRegisters < 64)>(map);
+      const bool inside = moving_position(a, d, m.m, index, i < end, px, py, pz);
       // cpu.mi's add_partial_volume: the neighbours and fractions of regpipe_common::trilinear
       // (upper neighbours clamped), each neighbour's bin that of its own value.
       const int x0 = int(px), y0 = int(py), z0 = int(pz);
@@ -288,10 +329,9 @@ __global__ void __maxnreg__(kRegisters) privatised_pv_kernel(MiArgs a, GridDiv d
       const int row = int(__ldg(a.ref_bins + index)) * a.bins;
       // >= 0: a whole sample in that joint bin; -2: split over several; -1: no sample.
       const int key = !inside ? -1 : uniform ? row + mov_bin[0] : -2;
-      const unsigned peers = __match_any_sync(0xffffffffu, key);
+      const unsigned count = run_length_at_head(key, lane);
       if (key >= 0) {
-        if (lane == unsigned(__ffs(peers) - 1))
-          add_wide(hist, joint, key, unsigned(__popc(peers)) << regpipe_common::kPartialVolumeFractionBits);
+        if (count != 0u) add_wide(hist, joint, key, count << regpipe_common::kPartialVolumeFractionBits);
       } else if (key == -2) {
         uint32_t w[8];
         regpipe_common::partial_volume_weights(px - float(x0), py - float(y0), pz - float(z0), w);
@@ -306,7 +346,7 @@ __global__ void __maxnreg__(kRegisters) privatised_pv_kernel(MiArgs a, GridDiv d
       }
     }
   };
-  for_each_piece(map, a.maps, voxels, total, segment, count_piece,
+  for_each_item(reinterpret_cast<double*>(map), a.maps, voxels, k, pieces, count_piece,
                  [&](uint64_t t) { flush_pv(hist4, vectors, a.joint_pv + t * uint64_t(entries)); });
 }
 
@@ -332,11 +372,34 @@ std::size_t privatised_pv_shared_bytes(int bins, int, std::size_t shared_per_blo
 
 namespace {
 
-using Kernel = void (*)(MiArgs, GridDiv, uint32_t, uint64_t, uint64_t, int);
+using Kernel = void (*)(MiArgs, GridDiv, uint32_t, uint64_t, uint32_t, int);
+
+// How many equal pieces each transform's voxels are cut into (for_each_item): the k * pieces
+// items run in rounds of `at_once` blocks (one wave), and an item costs its samples plus one
+// zeroing and flush of the histogram, taken as `smallest` samples (8 steps of a block), which
+// is also the fewest samples a piece gets. The count with the least rounds x item time: at
+// k = 64 on 132 SMs, 2 (128 blocks, one item each); at k = 1, 132.
+uint32_t pieces_per_transform(uint32_t voxels, std::size_t k, uint64_t at_once, uint64_t smallest) {
+  uint32_t pieces = 1;
+  double best = 0.0;
+  for (uint64_t p = 1; p <= at_once && (p == 1 || voxels / p >= smallest); ++p) {
+    const uint64_t rounds = (uint64_t(k) * p + at_once - 1) / at_once;
+    const double time = double(rounds) * (double(voxels) / double(p) + double(smallest));
+    if (p == 1 || time < best) {
+      best = time;
+      pieces = uint32_t(p);
+    }
+  }
+  return pieces;
+}
 
 template <int kRegisters>
-Kernel pick(bool is_narrow) {
-  return is_narrow ? privatised_kernel<true, kUnroll, kRegisters> : privatised_kernel<false, kUnroll, kRegisters>;
+Kernel pick(bool is_narrow, bool nearest) {
+  if (nearest)
+    return is_narrow ? privatised_kernel<true, true, kUnroll, kRegisters>
+                     : privatised_kernel<false, true, kUnroll, kRegisters>;
+  return is_narrow ? privatised_kernel<true, false, kUnroll, kRegisters>
+                   : privatised_kernel<false, false, kUnroll, kRegisters>;
 }
 
 }  // namespace
@@ -353,11 +416,11 @@ void run_privatised(const SchemeLaunch& l) {
   // when it holds one (256 x 256 bins): its block has at most 1024 threads whatever their
   // registers, so they go to keeping the samples' values in flight. Measured on an H100
   // (README): 40 is ~15% faster than 64 at k=1 up to 128 x 128 bins, and 5% slower at 256 x 256.
-  // partial_volume: the same rule, not tuned separately (ptxas: 58 registers under 64, 40 under
+  // partial_volume: the same rule, not tuned separately (ptxas: 56 registers under 64, 40 under
   // 40, no spills either way).
   int by_shared = 0;
-  const Kernel small = pv ? privatised_pv_kernel<40> : pick<40>(is_narrow);
-  const Kernel large = pv ? privatised_pv_kernel<64> : pick<64>(is_narrow);
+  const Kernel small = pv ? privatised_pv_kernel<40> : pick<40>(is_narrow, l.args.nearest != 0);
+  const Kernel large = pv ? privatised_pv_kernel<64> : pick<64>(is_narrow, l.args.nearest != 0);
   RP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&by_shared, small, 32, bytes));
   const Kernel kernel = by_shared >= 2 ? small : large;
   const int unroll = pv ? 1 : kUnroll;
@@ -378,18 +441,13 @@ void run_privatised(const SchemeLaunch& l) {
     throw rp::Error(RP_DEVICE, "privatised: no block of " + std::to_string(l.threads_per_block) + " threads with " +
                                    std::to_string(bytes) + " bytes of shared memory fits on the device");
 
-  // One wave of blocks, each counting one contiguous, equal share of the k * voxels samples
-  // (flushing when it leaves a transform); fewer blocks when the samples are too few to pay
-  // for zeroing and flushing a histogram each (at least 8 steps a block).
-  const uint64_t total = uint64_t(l.voxel_count) * uint64_t(l.k);
   const int vectors = int(bytes / sizeof(uint4));
-  const uint64_t smallest = uint64_t(8 * unroll * threads);
-  uint64_t blocks = uint64_t(resident) * uint64_t(l.sm_count);
-  blocks = std::max<uint64_t>(1, std::min(blocks, (total + smallest - 1) / smallest));
-  const uint64_t segment = (total + blocks - 1) / blocks;
+  const uint64_t at_once = uint64_t(resident) * uint64_t(l.sm_count);
+  const uint32_t pieces = pieces_per_transform(l.voxel_count, l.k, at_once, uint64_t(8 * unroll * threads));
+  const uint64_t blocks = std::min<uint64_t>(at_once, uint64_t(l.k) * pieces);
   const GridDiv d{FastDiv(uint32_t(l.args.ref_grid.nx) * uint32_t(l.args.ref_grid.ny)),
                   FastDiv(uint32_t(l.args.ref_grid.nx))};
-  kernel<<<unsigned(blocks), threads, bytes, l.stream>>>(l.args, d, l.voxel_count, total, segment, vectors);
+  kernel<<<unsigned(blocks), threads, bytes, l.stream>>>(l.args, d, l.voxel_count, uint64_t(l.k), pieces, vectors);
   RP_CUDA_CHECK_LAUNCH(pv ? "privatised_pv_kernel" : "privatised_kernel");
 }
 
