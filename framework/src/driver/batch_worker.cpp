@@ -168,8 +168,11 @@ nlohmann::json registering_device(const RegistrationComponents& components) {
 
 // Images registered at once when execution.registrations_per_worker is `auto` and the
 // components compute on a GPU: one registration leaves the GPU idle between its evaluations
-// (the optimizer's host work, each evaluation's launch and sync), which the others fill.
-constexpr size_t kGpuRegistrationsAtOnce = 3;
+// (the optimizer's host work, each evaluation's launch and sync), which the others fill. On an
+// H100 with FLIRT's CR search, 96 images: 3 gave 1105 / 1372 registrations per minute with /
+// without registered images, 4 gave 1278 / 1431 (GPU 78-82 % busy), one 516 / 806
+// (bench/results/batch_at_once_h100.md).
+constexpr size_t kGpuRegistrationsAtOnce = 4;
 
 size_t registrations_at_once(const Pipeline& p, const RegistrationComponents& first) {
   if (p.execution.registrations_per_worker > 0) return p.execution.registrations_per_worker;

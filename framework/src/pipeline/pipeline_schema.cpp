@@ -167,7 +167,7 @@ const std::vector<PipelineKeyDoc>& pipeline_schema() {
        "Images one worker process registers at once, each on a thread of its own with its own "
        "components, sharing the worker's prepared reference and, on a GPU, its one CUDA "
        "context: one registration leaves a GPU idle between its evaluations, which the others "
-       "fill. `auto`: 3 when the components compute on a GPU, 1 on the CPU (a CPU cost already "
+       "fill. `auto`: 4 when the components compute on a GPU, 1 on the CPU (a CPU cost already "
        "uses every core of its worker). Results are the same for any count."},
       {"evaluation.truth", "path", "(none)",
        "Known moving->reference world (RAS) 4x4; the report then gives the mean displacement "

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <utility>
 
 namespace regpipe::resample_cuda {
@@ -182,7 +183,18 @@ void CudaResampler::resample(const rp_resample_request& r) {
 }
 
 void CudaResampler::resample_to_device(const rp_resample_request& r, rp_device_image& out) {
-  auto buffer = std::make_unique<DeviceBuffer<float>>();
+  // The smallest spare buffer that holds the output, else a new one.
+  const std::size_t count = extent_of(r.out_dims).count();
+  auto best = spare_.end();
+  for (auto it = spare_.begin(); it != spare_.end(); ++it)
+    if ((*it)->capacity() >= count && (best == spare_.end() || (*it)->capacity() < (*best)->capacity())) best = it;
+  std::unique_ptr<DeviceBuffer<float>> buffer;
+  if (best != spare_.end()) {
+    buffer = std::move(*best);
+    spare_.erase(best);
+  } else {
+    buffer = std::make_unique<DeviceBuffer<float>>();
+  }
   sample(r, *buffer, false);
   RP_CUDA_CHECK(cudaStreamSynchronize(stream_));  // complete when the call returns (abi.h)
   const float* data = buffer->get();
@@ -194,6 +206,18 @@ void CudaResampler::resample_to_device(const rp_resample_request& r, rp_device_i
   out.device = device_.index;
   out.data = data;
   out.handle = handle;
+}
+
+void CudaResampler::release_device_image(uint64_t handle) noexcept {
+  const auto it = device_images_.find(handle);
+  if (it == device_images_.end()) return;
+  // abi.h: no component reads it any more, and later work on stream_ is ordered after earlier.
+  std::unique_ptr<DeviceBuffer<float>> buffer = std::move(it->second);
+  device_images_.erase(it);
+  try {
+    spare_.push_back(std::move(buffer));
+  } catch (const std::bad_alloc&) {  // no room to keep it: freed here
+  }
 }
 
 }  // namespace regpipe::resample_cuda

@@ -2,7 +2,9 @@
 // previous upload is still it), smooth it on the device when a prefilter is asked for (the
 // pyramid), sample the output grid, copy it back. Device buffers are kept between requests.
 // RP_EXT_DEVICE_IMAGE (abi.h, 1.3): resample_to_device samples into a buffer of its own that
-// the instance keeps, unread by later requests, until release_device_image or destruction.
+// the instance keeps, unread by later requests, until release_device_image or destruction;
+// a released buffer is kept for a later output rather than freed (cudaFree waits for the whole
+// device: with several registrations on one GPU, each registration's end would stall the others).
 #pragma once
 
 #include "texture_volume.hpp"
@@ -29,7 +31,7 @@ class CudaResampler {
   int32_t device() const { return device_.index; }
   void describe_device(rp_device_info& out) const { regpipe_common_cuda::describe_device(device_, out); }
   void resample_to_device(const rp_resample_request& request, rp_device_image& out);
-  void release_device_image(uint64_t handle) noexcept { device_images_.erase(handle); }
+  void release_device_image(uint64_t handle) noexcept;
   rp_transfer_counts transfer_counts() const { return counts_; }
 
  private:
@@ -68,6 +70,8 @@ class CudaResampler {
   std::vector<cudaEvent_t> slab_done_;
   // resample_to_device's outputs by handle (the first is 1).
   std::map<uint64_t, std::unique_ptr<regpipe_common_cuda::DeviceBuffer<float>>> device_images_;
+  // Released buffers, for the next outputs (a registration's levels: the same sizes again).
+  std::vector<std::unique_ptr<regpipe_common_cuda::DeviceBuffer<float>>> spare_;
   uint64_t last_handle_ = 0;
   rp_transfer_counts counts_{sizeof(rp_transfer_counts), 0, 0, 0, 0};
 };
