@@ -77,7 +77,8 @@ TEST(CudaLcc, LuoWithTheExactGradientIsRefusedAtCreate) {
 TEST(CudaLcc, RefusesWhatCpuLccRefusesWithItsMessage) {
   if (const std::string why = gpu_unavailable("cuda.lcc"); !why.empty()) GTEST_SKIP() << why;
   auto gpu = make_cost("cuda.lcc", {});
-  expect_refuses_non_finite(*gpu);
+  expect_refuses_non_finite(*gpu);  // device images: checked by the moments pass (both schemes)
+  expect_refuses_non_finite(*make_cost("cuda.lcc", {{"scheme", "luo"}}));
   const DenseCase c(axis_grid());
   double cost = 0;
   auto r = c.request(false, &cost, nullptr);

@@ -162,7 +162,11 @@ void CudaDenseCost::bind_request_images(const rp_dense_cost_request& request, st
       if (pointers[k] != nullptr && device_of_pointer(pointers[k]) != device_.index)
         fail(std::string(roles[k]) + " is not device memory of device " + std::to_string(device_.index) +
              " (memory=RP_MEMORY_DEVICE)");
-    device_inputs_check_.enqueue(request.fixed, request.moving, n, stream_);  // read in evaluate_dense
+    // Read in evaluate_dense: checked by the metric's own pass where it reads both images.
+    if (metric_->checks_finite())
+      p.first_non_finite = device_inputs_check_.prepare(n, stream_);
+    else
+      device_inputs_check_.enqueue(request.fixed, request.moving, n, stream_);
     p.fixed = request.fixed;
     p.moving = request.moving;
     p.weight = request.fixed_mask;
@@ -202,6 +206,7 @@ void CudaDenseCost::evaluate_dense(const rp_dense_cost_request& request) {
   p.weight_is_mask = true;
   results_.ensure(1);
   metric_->run(p, device_, stream_, results_.device_view());
+  if (p.first_non_finite != nullptr) device_inputs_check_.enqueue_readback(stream_);
   if (want_gradient && !on_device)
     RP_CUDA_CHECK(cudaMemcpyAsync(request.gradient_out, gradient_.get(), 3 * n * sizeof(float),
                                   cudaMemcpyDeviceToHost, stream_));

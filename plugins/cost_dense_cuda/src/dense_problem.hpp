@@ -22,6 +22,9 @@ struct DenseProblem {
   bool weight_is_mask = false;    // the weight is a mask: a voxel weighs 1 where it is > 0, else 0
   float* gradient_out = nullptr;  // null: the cost alone; else 3 floats per voxel, LPS world
   int threads_per_block = 256;
+  // Device images of a metric that checks them (DeviceMetric::checks_finite): the lowest index
+  // of a non-finite value of `fixed` and of `moving` goes here (atomicMin; reset by the caller).
+  unsigned long long* first_non_finite = nullptr;
 };
 
 // One dense measure on the device (cuda.lcc's CC, cuda.ls's mean squares, cuda.mattes' MI),
@@ -36,6 +39,9 @@ class DeviceMetric {
   // page-locked host memory through its device view works) and, if asked, the gradient.
   virtual void run(const DenseProblem& problem, const regpipe_common_cuda::DeviceInfo& device, cudaStream_t stream,
                    double* cost_out) = 0;
+  // Whether run notes non-finite voxels of both images in problem.first_non_finite (a pass that
+  // reads them anyway), so the caller needs no check pass of its own.
+  virtual bool checks_finite() const { return false; }
 };
 
 }  // namespace regpipe::cost_dense_cuda

@@ -1,5 +1,6 @@
 #include "device_checks.hpp"
 #include "reduce.cuh"
+#include "non_finite.cuh"
 
 #include <regpipe_common_cuda/cuda_check.hpp>
 
@@ -9,23 +10,30 @@ namespace {
 // first[0] and first[1]: the lowest index of a non-finite value of a and of b.
 __global__ void first_non_finite_kernel(const float* a, const float* b, std::size_t n, unsigned long long* first) {
   for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    if (!isfinite(a[i])) atomicMin(first, static_cast<unsigned long long>(i));
-    if (!isfinite(b[i])) atomicMin(first + 1, static_cast<unsigned long long>(i));
-  }
+       i += std::size_t(gridDim.x) * blockDim.x)
+    note_non_finite(a[i], b[i], i, first);
 }
 
 }  // namespace
 
-void NonFiniteCheck::enqueue(const float* a, const float* b, std::size_t n, cudaStream_t stream) {
+unsigned long long* NonFiniteCheck::prepare(std::size_t n, cudaStream_t stream) {
   first_.ensure(2);
   found_.ensure(2);
   n_ = n;
   RP_CUDA_CHECK(cudaMemsetAsync(first_.get(), 0xff, 2 * sizeof(unsigned long long), stream));  // "none"
-  first_non_finite_kernel<<<reduce_blocks(n, 256), 256, 0, stream>>>(a, b, n, first_.get());
-  RP_CUDA_CHECK_LAUNCH("first_non_finite_kernel");
+  return first_.get();
+}
+
+void NonFiniteCheck::enqueue_readback(cudaStream_t stream) {
   RP_CUDA_CHECK(
       cudaMemcpyAsync(found_.get(), first_.get(), 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
+}
+
+void NonFiniteCheck::enqueue(const float* a, const float* b, std::size_t n, cudaStream_t stream) {
+  unsigned long long* first = prepare(n, stream);
+  first_non_finite_kernel<<<reduce_blocks(n, 256), 256, 0, stream>>>(a, b, n, first);
+  RP_CUDA_CHECK_LAUNCH("first_non_finite_kernel");
+  enqueue_readback(stream);
 }
 
 NonFinite NonFiniteCheck::result() const {

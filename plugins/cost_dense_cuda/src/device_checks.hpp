@@ -21,6 +21,10 @@ class NonFiniteCheck {
  public:
   // Enqueues the check of a[0, n) and b[0, n) on `stream`.
   void enqueue(const float* a, const float* b, std::size_t n, cudaStream_t stream);
+  // For a metric that checks while it reads both images (DenseProblem::first_non_finite): resets
+  // the two indices to "none" on `stream` and returns them (device); then enqueue_readback.
+  unsigned long long* prepare(std::size_t n, cudaStream_t stream);
+  void enqueue_readback(cudaStream_t stream);
   // The result of the last enqueue; valid once its stream has been synchronised.
   NonFinite result() const;
 

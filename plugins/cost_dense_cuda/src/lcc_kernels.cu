@@ -17,6 +17,7 @@
 #include "lcc_kernels.hpp"
 #include "lcc_march.hpp"
 #include "lcc_voxel.cuh"
+#include "non_finite.cuh"
 #include "reduce.cuh"
 
 #include <regpipe_common_cuda/cuda_check.hpp>
@@ -30,14 +31,17 @@ namespace {
 constexpr int kColumnSegment = 64;  // voxels per thread in the exact gradient's y and z passes
 
 // The global sums kStatW .. kStatMM (lcc_voxel.cuh), shifted by each image's first voxel;
-// partials per block.
+// partials per block. Notes non-finite voxels of both images in `first` (if not null): the
+// evaluation's check, in the one pass that reads them whole.
 __global__ void moments_kernel(const float* f, const float* m, const float* w, bool is_mask, std::size_t n,
-                               double* partials) {
+                               double* partials, unsigned long long* first) {
   const double f0 = f[0], m0 = m[0];
   double v[kMomentCount] = {0, 0, 0, 0, 0};
   for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += std::size_t(gridDim.x) * blockDim.x) {
-    const double wi = weight_of(w, is_mask, i), df = f[i] - f0, dm = m[i] - m0;
+    const float fi = f[i], mi = m[i];
+    if (first != nullptr) note_non_finite(fi, mi, i, first);
+    const double wi = weight_of(w, is_mask, i), df = fi - f0, dm = mi - m0;
     v[kStatW] += wi;
     v[kStatF] += wi * df;
     v[kStatM] += wi * dm;
@@ -190,7 +194,7 @@ __global__ void exact_gradient_kernel(VoxelArgs a, const double* stats, const do
     const double f = a.fixed[i] - s.fixed_mean, m = a.moving[i] - s.moving_mean;
     const double d_cost_d_m = -(w / s.total_weight) *
                               (f * terms[0 * n + i] - terms[1 * n + i] - m * terms[2 * n + i] + terms[3 * n + i]);
-    write_world_gradient(a, i, d_cost_d_m);
+    write_world_gradient<float>(a, i, d_cost_d_m);
   }
 }
 
@@ -316,7 +320,7 @@ void run_local_cc(const LccProblem& p, LccWorkspace& ws, int sm_count, std::size
 
   // Global moments.
   moments_kernel<<<blocks, threads, 0, stream>>>(p.fixed, p.moving, p.weight, p.weight_is_mask, d.n,
-                                                 ws.partials.get());
+                                                 ws.partials.get(), p.first_non_finite);
   RP_CUDA_CHECK_LAUNCH("moments_kernel");
   finish_sums<<<kMomentCount, 256, 0, stream>>>(ws.partials.get(), blocks, kMomentCount, ws.stats.get() + kStatW);
   RP_CUDA_CHECK_LAUNCH("finish_sums");

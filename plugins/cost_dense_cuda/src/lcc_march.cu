@@ -15,8 +15,11 @@
 // sums of its column (sliding over its rows) and correlates the voxel. DRAM traffic: the images
 // once, the gradient once. The sums are the CPU's (local_cc.hpp) in another order, in double.
 // Radii up to kMaxUnrolledRadius have kernels of their own (loops unrolled), larger ones a
-// generic one. What bounds it now is shared-memory traffic (about 0.56 kB a voxel at r = 4) and
-// the FP64 pipe, not DRAM.
+// generic one. Not DRAM bounds it but latency: timed by phase with clock64 on an H100 (256^3,
+// r = 4, 16 warps a multiprocessor), the staging and x-window take a third of a plane step and
+// the y-window and correlation two thirds (the gradient's reads and writes a fifth of the pass),
+// each phase at about a quarter of the rate its instructions could issue
+// (bench/results/syn_speed_h100.md).
 #include "lcc_march.hpp"
 #include "lcc_voxel.cuh"
 #include "reduce.cuh"
@@ -194,12 +197,26 @@ __global__ void __launch_bounds__(kMaxMarchThreads, kMinBlocksPerSm)
     if (z < z0) continue;  // start-up (the same for the whole block)
     __syncthreads();
     // Output rows first .. first + kMarchRowsPerThread - 1 of the tile; row q's y-window is
-    // halo rows q .. q + 2 radius.
+    // halo rows q .. q + 2 radius. Each row's voxel reads are issued before the y-window and the
+    // correlation of the row before it (they wait on memory, the arithmetic does not).
     const int first = warp * kMarchRowsPerThread;
+    const bool gradient = terms == nullptr && a.gradient_out != nullptr;
+    const auto reads_of = [&](int q) {
+      VoxelReads v{};
+      const int y = y0 + q;
+      if (x < d.nx && y < d.ny) {
+        const long at_voxel[3] = {x, y, z};
+        v = voxel_reads(a, at_voxel, (std::size_t(z) * d.ny + y) * d.nx + x, gradient);
+      }
+      return v;
+    };
+    VoxelReads next = reads_of(first);
     double window[kSums] = {0, 0, 0, 0, 0, 0};
     for (int row = first; row <= first + 2 * radius; ++row)
       for (int k = kFirst; k < kSums; ++k) window[k] += at(k, row);
     for (int q = first; q < first + kMarchRowsPerThread; ++q) {
+      const VoxelReads current = next;
+      if (q + 1 < first + kMarchRowsPerThread) next = reads_of(q + 1);
       if (q > first)
         for (int k = kFirst; k < kSums; ++k) window[k] += at(k, q + 2 * radius) - at(k, q - 1);
       const int y = y0 + q;
@@ -207,9 +224,7 @@ __global__ void __launch_bounds__(kMaxMarchThreads, kMinBlocksPerSm)
         if (!kWeighted)
           window[kSumW] = double(window_extent(x, radius, d.nx) * window_extent(y, radius, d.ny) *
                                  window_extent(z, radius, d.nz));
-        const long at_voxel[3] = {x, y, z};
-        weighted_rho2 +=
-            correlate_voxel(a, s, window, at_voxel, (std::size_t(z) * d.ny + y) * d.nx + x, terms);
+        weighted_rho2 += correlate_voxel(a, s, window, current, (std::size_t(z) * d.ny + y) * d.nx + x, terms);
       }
     }
     __syncthreads();  // the next plane step changes the sums read here

@@ -22,6 +22,8 @@ class LocalCcMetric final : public DeviceMetric {
     run_local_cc(p, workspace_, device.sm_count, device.shared_per_block, stream, cost_out);
   }
 
+  bool checks_finite() const override { return true; }  // the moments pass reads both images whole
+
  private:
   int radius_;
   bool exact_;

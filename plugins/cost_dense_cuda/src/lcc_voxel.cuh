@@ -56,14 +56,30 @@ __device__ __forceinline__ void add_products(double acc[kSums], double w, double
   acc[kSumFM] += wf * m;
 }
 
-// Voxel i = (at[0], at[1], at[2]) from its six window sums: ANTs' gradient into a.gradient_out
-// (if asked), or the exact gradient's four terms into `terms` (4 arrays of n, if not null),
-// which the exact gradient then window-sums. Returns w rho2, the voxel's share of the cost.
-// Two divisions a voxel (the reciprocals of the window weight and of the variances' product).
+// What the correlation reads of voxel i besides its window sums, read apart from the arithmetic
+// so that a kernel can issue a voxel's loads while it computes the previous one (lcc_march.cu).
+struct VoxelReads {
+  float fixed, moving, weight;
+  CentralDifference difference;  // read only where the gradient is asked
+};
+
+__device__ __forceinline__ VoxelReads voxel_reads(const VoxelArgs& a, const long at[3], std::size_t i, bool gradient) {
+  VoxelReads v;
+  v.weight = a.weight != nullptr ? a.weight[i] : 1.f;
+  v.fixed = a.fixed[i];
+  v.moving = a.moving[i];
+  if (gradient) v.difference = central_difference(a, at, i);
+  return v;
+}
+
+// Voxel i from its six window sums and its reads: ANTs' gradient into a.gradient_out (if asked),
+// or the exact gradient's four terms into `terms` (4 arrays of n, if not null), which the exact
+// gradient then window-sums. Returns w rho2, the voxel's share of the cost. Two divisions a
+// voxel (the reciprocals of the window weight and of the variances' product).
 __device__ __forceinline__ double correlate_voxel(const VoxelArgs& a, const Moments& s, const double sums[kSums],
-                                                  const long at[3], std::size_t i, double* terms) {
+                                                  const VoxelReads& v, std::size_t i, double* terms) {
   const std::size_t n = a.d.n;
-  const double w = weight_of(a.weight, a.weight_is_mask, i);
+  const double w = a.weight != nullptr ? weight_value(v.weight, a.weight_is_mask) : 1.0;
   if (!(w > 0.0)) {
     if (terms != nullptr) {
       for (int k = 0; k < kExactTerms; ++k) terms[k * n + i] = 0.0;
@@ -91,11 +107,17 @@ __device__ __forceinline__ double correlate_voxel(const VoxelArgs& a, const Mome
     terms[2 * n + i] = w * alpha * beta;
     terms[3 * n + i] = w * alpha * beta * mbar;
   } else if (a.gradient_out != nullptr) {
-    const double f = a.fixed[i] - s.fixed_mean, m = a.moving[i] - s.moving_mean;
+    const double f = v.fixed - s.fixed_mean, m = v.moving - s.moving_mean;
     const double d_cost_d_m = -(w * w * s.inverse_weight) * alpha * ((f - fbar) - beta * (m - mbar));
-    write_world_gradient(a, at, i, d_cost_d_m);
+    write_world_gradient<float>(a, v.difference, i, d_cost_d_m);
   }
   return w * rho2;
+}
+
+// The same, reading voxel i = (at[0], at[1], at[2]) first.
+__device__ __forceinline__ double correlate_voxel(const VoxelArgs& a, const Moments& s, const double sums[kSums],
+                                                  const long at[3], std::size_t i, double* terms) {
+  return correlate_voxel(a, s, sums, voxel_reads(a, at, i, terms == nullptr && a.gradient_out != nullptr), i, terms);
 }
 
 }  // namespace regpipe::cost_dense_cuda
