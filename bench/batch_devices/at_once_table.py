@@ -12,19 +12,15 @@ thread) and the GPU's mean utilisation while the batch ran.
 """
 import json
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from table import median, utilisation  # noqa: E402
+from table import median, runs_by_config, utilisation  # noqa: E402
 
 
 def main():
     results = Path(sys.argv[1])
-    runs = defaultdict(list)  # configuration -> its runs' names, in order
-    for line in (results / "runs.txt").read_text().splitlines():
-        name = line.split()[0]
-        runs[name.rsplit("_run", 1)[0]].append(name)
+    runs = runs_by_config(results)
     print("| images | registered images written | build | registrations at once | runs | failed | "
           "registrations / min | worker / min | per image, registering s | mean GPU utilisation |")
     print("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")

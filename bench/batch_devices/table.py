@@ -37,12 +37,18 @@ def median(values):
     return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 
 
-def main():
-    results = Path(sys.argv[1])
-    runs = defaultdict(list)  # configuration -> its runs' names, in order
+def runs_by_config(results):
+    """runs.txt's runs grouped by configuration (the name before _run<k>), in order."""
+    runs = defaultdict(list)
     for line in (results / "runs.txt").read_text().splitlines():
         name = line.split()[0]
         runs[name.rsplit("_run", 1)[0]].append(name)
+    return runs
+
+
+def main():
+    results = Path(sys.argv[1])
+    runs = runs_by_config(results)
     print("| execution.devices | GPUs | workers | registered images written | runs | failed | "
           "registrations / min | per worker / min | per image, registering thread s | mean GPU utilisation |")
     print("|---|---:|---:|---|---:|---:|---:|---|---:|---|")
