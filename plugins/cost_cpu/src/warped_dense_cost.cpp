@@ -34,7 +34,7 @@ WarpedPair warp_onto_reference(const PreparedImage& ref, const PreparedImage& mo
         const WarpedVoxel v =
             warp_voxel(map, x, y, z, w_ref, mov.values.data(), mov.weights.empty() ? nullptr : mov.weights.data(), mov.grid);
         if (!v.inside) continue;
-        inside_weight += w_ref;
+        inside_weight += v.overlap;
         out.weight[i] = v.weight;
         out.warped[i] = v.value;
       }

@@ -22,7 +22,7 @@ namespace regpipe::cost_cpu {
 // The moving image resampled onto the reference grid under one transform, with weights.
 struct WarpedPair {
   std::vector<float> warped, weight;
-  double overlap = 0.0;  // reference weight mapping inside the moving image, over its total
+  double overlap = 0.0;  // w_ref * w_mov over the voxels mapping inside, over the reference's total weight
 };
 
 // The reference-voxel to moving-voxel map of one transform; throws rp::Error for a transform

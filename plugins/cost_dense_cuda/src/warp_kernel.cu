@@ -22,7 +22,7 @@ __global__ void warp_kernel(WarpProblem p, std::size_t n, double* partials) {
         regpipe_common::warp_voxel(p.map, x, y, z, w_ref, p.mov_values, p.mov_weight, p.mov_grid);
     p.warped_out[i] = v.value;
     p.weight_out[i] = v.weight;
-    if (v.inside) inside_weight += w_ref;
+    inside_weight += v.overlap;
   }
   inside_weight = block_sum(inside_weight);
   if (threadIdx.x == 0) partials[blockIdx.x] = inside_weight;

@@ -21,8 +21,8 @@ struct WarpProblem {
   int threads_per_block = 256;
 };
 
-// Enqueues the warp; *inside_weight_out (device) gets the sum of the reference weights that map
-// inside the moving image.
+// Enqueues the warp; *inside_weight_out (device) gets the overlap weight: w_ref * w_mov summed
+// over the reference voxels that map inside the moving image (WarpedVoxel::overlap).
 void run_warp(const WarpProblem& problem, regpipe_common_cuda::DeviceBuffer<double>& partials, cudaStream_t stream,
               double* inside_weight_out);
 
