@@ -6,10 +6,12 @@
 #include <regpipe/host/components.hpp>
 #include <regpipe/host/host_services.hpp>
 #include <regpipe/host/plugin_host.hpp>
+#include <regpipe_common/resample_request.hpp>
 
 #include <Eigen/Geometry>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -361,6 +363,44 @@ TEST(ResamplePrefilter, SpreadsADeltaWithTheRequestedSigmaInMillimetres) {
     const double variance = second_moment_mm2[a] / mass;
     EXPECT_NEAR(variance / (sigma_mm[a] * sigma_mm[a]), 1.0, 0.025) << "axis " << a;
   }
+}
+
+// The prefilter's lines are summed tap by tap over many voxels at once; each voxel's sum must
+// still be the voxel-by-voxel sum in ascending tap order, bit for bit (pyramids, and so every
+// registration, are unchanged by it). Lines both longer and shorter than the kernel.
+TEST(ResamplePrefilter, EqualsTheVoxelByVoxelSumBitwise) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> value(-50.f, 300.f);
+  Volume in = make_volume({41, 9, 23}, oblique_grid({0.9, 1.2, 1.0}),
+                          [](double, double, double) { return 0.f; });
+  for (float& v : in.data) v = value(rng);
+  Request r = same_grid(in, RP_INTERP_NEAREST);
+  r.sigma_mm = {3.0, 4.0, 2.5};
+  const std::vector<float> out = resample(r);
+
+  std::vector<float> expected = in.data;
+  const long n[3] = {41, 9, 23}, stride[3] = {1, 41, 41 * 9};
+  const double spacing[3] = {0.9, 1.2, 1.0};
+  for (int a = 0; a < 3; ++a) {
+    const std::vector<double> w =
+        regpipe_common::gaussian_half_kernel(r.sigma_mm[a] / spacing[a], size_t(n[a]));
+    const long radius = long(w.size()) - 1;
+    const std::vector<float> before = expected;
+    for (long k = 0; k < n[2]; ++k)
+      for (long j = 0; j < n[1]; ++j)
+        for (long i = 0; i < n[0]; ++i) {
+          const long at[3] = {i, j, k}, base = i + n[0] * (j + n[1] * k) - at[a] * stride[a];
+          double sum = 0.0, weight = 0.0;
+          for (long t = std::max(0L, at[a] - radius); t <= std::min(n[a] - 1, at[a] + radius); ++t) {
+            sum += w[size_t(std::labs(t - at[a]))] * before[size_t(base + t * stride[a])];
+            weight += w[size_t(std::labs(t - at[a]))];
+          }
+          expected[size_t(base + at[a] * stride[a])] = float(sum / weight);
+        }
+  }
+  ASSERT_EQ(out.size(), expected.size());
+  EXPECT_EQ(std::memcmp(out.data(), expected.data(), out.size() * sizeof(float)), 0);
+  EXPECT_NE(out[100], in.data[100]);  // the filter did smooth
 }
 
 TEST(Resample, MapsEverythingOutsideToTheBackground) {

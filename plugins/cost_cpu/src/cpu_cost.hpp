@@ -55,9 +55,10 @@ class CpuCost {
     const std::vector<regpipe_common::VoxelMap> maps = voxel_maps(request);
     const auto add = Measure::accumulator(*ref_, *mov_, settings_);
     const SamplingRule rule{settings_.interpolation,
-                            BorderWeight(mov_->grid, mov_->spacing_mm, settings_.border_mm)};
+                            BorderWeight(mov_->grid, mov_->spacing_mm, settings_.border_mm),
+                            settings_.border_mm > 0.0};
     const bool finished = run_slabs(
-        request.k, slabs_, workspace_, settings_.threads,
+        request.k, slabs_, workspace_, lanes_, settings_.threads,
         [&](std::size_t t, int z_begin, int z_end, double* sums) noexcept {
           return accumulate_slab(*ref_, *mov_, maps[t], rule, z_begin, z_end, sums, add);
         },
@@ -119,6 +120,7 @@ class CpuCost {
   std::optional<PreparedImage> ref_, mov_;
   SlabPartition slabs_;
   SlabWorkspace workspace_;
+  std::vector<SlabWorkspace> lanes_;  // run_slabs' per-worker workspaces for large batches
   double ref_total_weight_ = 0.0;
 };
 

@@ -6,6 +6,7 @@
 #include <regpipe_common/border_weight.hpp>
 #include <regpipe_common/prepared_image.hpp>
 #include "settings.hpp"
+#include "row_span.hpp"
 #include "slab_partition.hpp"
 
 #include <regpipe_common/voxel_map.hpp>
@@ -29,46 +30,71 @@ struct Sample {
 struct SamplingRule {
   Interpolation interpolation;
   BorderWeight border;
+  bool fuzzy_edge;  // border_mm > 0: without it `border` is 1 everywhere and is not called
 };
+
+// The samples of one reference row's voxels [span.begin, span.end), all of which map inside
+// the moving image, their overlap weight added to the slab's running `overlap_weight` voxel
+// by voxel (a row subtotal would round differently). The moving weight and the border weight
+// are template switches: an unweighted moving image without a fuzzy edge skips two
+// multiplications by exactly 1.0.
+template <bool kMovingWeights, bool kBorder, class Add>
+void accumulate_row(const PreparedImage& ref, const PreparedImage& mov,
+                    const regpipe_common::VoxelMap& map, const SamplingRule& rule, int y, int z,
+                    RowSpan span, double* sums, double& overlap_weight, const Add& add) {
+  const double* m = map.m;
+  const std::size_t row = std::size_t(ref.grid.nx) * (y + std::size_t(ref.grid.ny) * z);
+  for (int x = span.begin; x < span.end; ++x) {
+    const std::size_t index = row + std::size_t(x);
+    const float w_ref = ref.weight(index);
+    if (!(w_ref > 0.f)) continue;
+    // Positions are computed in double and rounded once to float, the precision in which
+    // the shared sampling helpers (and the GPU schemes) work (row_span.hpp's mapped_coordinate).
+    const float px = float(m[0] * x + m[1] * y + m[2] * z + m[3]);
+    const float py = float(m[4] * x + m[5] * y + m[6] * z + m[7]);
+    const float pz = float(m[8] * x + m[9] * y + m[10] * z + m[11]);
+    double w_mov = 1.0;
+    if constexpr (kMovingWeights)
+      w_mov = double(regpipe_common::trilinear(mov.weights.data(), mov.grid, px, py, pz));
+    // The overlap counts the moving weight too: a reference voxel inside the moving grid
+    // but where the moving image weighs nothing is not compared (abi.h's overlap_out).
+    overlap_weight += double(w_ref) * w_mov;
+    double weight = double(w_ref) * w_mov;
+    if constexpr (kBorder) weight *= rule.border(px, py, pz);
+    if (!(weight > 0.0)) continue;
+    const float value =
+        rule.interpolation == Interpolation::kNearest
+            ? regpipe_common::nearest(mov.values.data(), mov.grid, px, py, pz)
+            : regpipe_common::trilinear(mov.values.data(), mov.grid, px, py, pz);
+    add(sums, Sample{index, px, py, pz, value, weight});
+  }
+}
 
 // Feeds add(sums, sample) every sample of the reference planes z in [z_begin, z_end), in
 // x-fastest order. Returns the overlap weight: w_ref * w_mov summed over the reference voxels
-// that map inside the moving image.
+// that map inside the moving image. Only each row's span inside the moving image is visited;
+// flatten inlines the sampling helpers and the measure's accumulator into the loop.
 template <class Add>
-double accumulate_slab(const PreparedImage& ref, const PreparedImage& mov,
-                       const regpipe_common::VoxelMap& map, const SamplingRule& rule, int z_begin,
-                       int z_end, double* sums, const Add& add) {
-  using regpipe_common::inside;
-  const double* m = map.m;
+[[gnu::flatten]] double accumulate_slab(const PreparedImage& ref, const PreparedImage& mov,
+                                        const regpipe_common::VoxelMap& map,
+                                        const SamplingRule& rule, int z_begin, int z_end,
+                                        double* sums, const Add& add) {
   const regpipe_common::Grid& g = ref.grid;
+  const bool moving_weights = !mov.weights.empty(), border = rule.fuzzy_edge;
   double overlap_weight = 0.0;
   for (int z = z_begin; z < z_end; ++z)
-    for (int y = 0; y < g.ny; ++y)
-      for (int x = 0; x < g.nx; ++x) {
-        const std::size_t index = std::size_t(x) + std::size_t(g.nx) * (y + std::size_t(g.ny) * z);
-        const float w_ref = ref.weight(index);
-        if (!(w_ref > 0.f)) continue;
-        // Positions are computed in double and rounded once to float, the precision in which
-        // the shared sampling helpers (and the GPU schemes) work.
-        const float px = float(m[0] * x + m[1] * y + m[2] * z + m[3]);
-        const float py = float(m[4] * x + m[5] * y + m[6] * z + m[7]);
-        const float pz = float(m[8] * x + m[9] * y + m[10] * z + m[11]);
-        if (!inside(mov.grid, px, py, pz)) continue;
-        const double w_mov =
-            mov.weights.empty()
-                ? 1.0
-                : double(regpipe_common::trilinear(mov.weights.data(), mov.grid, px, py, pz));
-        // The overlap counts the moving weight too: a reference voxel inside the moving grid
-        // but where the moving image weighs nothing is not compared (abi.h's overlap_out).
-        overlap_weight += double(w_ref) * w_mov;
-        const double weight = double(w_ref) * w_mov * rule.border(px, py, pz);
-        if (!(weight > 0.0)) continue;
-        const float value =
-            rule.interpolation == Interpolation::kNearest
-                ? regpipe_common::nearest(mov.values.data(), mov.grid, px, py, pz)
-                : regpipe_common::trilinear(mov.values.data(), mov.grid, px, py, pz);
-        add(sums, Sample{index, px, py, pz, value, weight});
-      }
+    for (int y = 0; y < g.ny; ++y) {
+      const RowSpan span = inside_span(map, mov.grid, g.nx, y, z);
+      if (span.begin >= span.end) continue;
+      auto row = [&]<bool kMovingWeights, bool kBorder>() {
+        accumulate_row<kMovingWeights, kBorder>(ref, mov, map, rule, y, z, span, sums,
+                                                overlap_weight, add);
+      };
+      if (moving_weights)
+        border ? row.template operator()<true, true>() : row.template operator()<true, false>();
+      else
+        border ? row.template operator()<false, true>() : row.template operator()<false, false>();
+    }
   return overlap_weight;
 }
 
