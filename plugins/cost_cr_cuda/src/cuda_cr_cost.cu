@@ -230,7 +230,7 @@ CudaCrCost::Geometry CudaCrCost::set_gridded_reference(const rp_image& image, co
 void CudaCrCost::set_moving(const rp_image& image, const rp_image* weight) {
   RP_CUDA_CHECK(cudaSetDevice(device_.index));
   mov_.reset();  // until this call's uploads are done
-  mov_quads_ready_ = false;
+  mov_quads_.invalidate();
   const auto head = regpipe_common::head_weighted(image, weight, head_weight_mm_, "moving");
   if (head) weight = &head->weight;
   const MeasuredImage mov = regpipe_common::measure_image_in_place(image, weight, "moving");
@@ -270,7 +270,7 @@ void CudaCrCost::set_moving_device(const rp_device_image& image) {
     return;
   }
   mov_.reset();  // until this call's copy is done
-  mov_quads_ready_ = false;
+  mov_quads_.invalidate();
   const regpipe_common_cuda::DeviceMeasurement measured =
       regpipe_common_cuda::measure_device_image(image, "moving", stream_, measure_scratch_);
   const MeasuredImage& mov = measured.image;
@@ -347,24 +347,6 @@ FixedPointScales CudaCrCost::fixed_point_scales() {
   return s;
 }
 
-// fused's quads of the moving image (schemes.hpp), made on the first call that reads them, so
-// that a level evaluated only by small calls on a large image (a registration's 1 mm pass)
-// never pays for them; null when this call reads the floats, or when the device has no room
-// for them (the floats give the same values).
-const float4* CudaCrCost::trilinear_quads_for(std::size_t k) {
-  const std::size_t voxels = regpipe_common::voxel_count(mov_->grid);
-  if (!fused_reads_quads(k, voxels, device_.l2_bytes)) return nullptr;
-  if (!mov_quads_ready_) {
-    std::size_t free_bytes = 0, total_bytes = 0;
-    RP_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    if (voxels * sizeof(float4) > free_bytes / 2 && mov_quads_.capacity() < voxels) return nullptr;
-    mov_quads_.ensure(voxels);
-    make_trilinear_quads(mov_values_.get(), mov_->grid, mov_quads_.get(), stream_);
-    mov_quads_ready_ = true;
-  }
-  return mov_quads_.get();
-}
-
 void CudaCrCost::ensure_results(std::size_t k) {
   if (k <= results_capacity_ && results_zero_) return;
   results_capacity_ = std::max(results_capacity_, k);
@@ -409,7 +391,9 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
   a.mov_last = make_float3(float(a.mov_grid.nx - 1), float(a.mov_grid.ny - 1), float(a.mov_grid.nz - 1));
   a.mov = mov_values_.get();
   a.mov_weight = mov_->weighted ? mov_weight_.get() : nullptr;
-  a.mov_quads = scheme_name_ == "fused" && !nearest_ ? trilinear_quads_for(k) : nullptr;
+  a.mov_quads = scheme_name_ == "fused" && !nearest_
+                    ? mov_quads_.for_call(k, mov_values_.get(), mov_->grid, device_.l2_bytes, stream_)
+                    : nullptr;
   a.mov_shift = float(mov_->mean);
   a.nearest = nearest_ ? 1 : 0;
   a.border = regpipe_common::BorderWeight(mov_->grid, mov_->spacing_mm, border_mm_);

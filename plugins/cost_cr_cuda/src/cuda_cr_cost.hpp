@@ -19,6 +19,7 @@
 #include <regpipe_common_cuda/device_measure.hpp>
 #include <regpipe_common_cuda/device_session.hpp>
 #include <regpipe_common_cuda/pinned_buffer.hpp>
+#include <regpipe_common_cuda/trilinear_quads.hpp>
 #include <regpipe_common/prepared_image.hpp>
 
 #include <optional>
@@ -82,7 +83,6 @@ class CudaCrCost {
     ++counts_.uploads;
     counts_.upload_bytes += floats * sizeof(float);
   }
-  const float4* trilinear_quads_for(std::size_t k);
   // Results and tickets for k transforms, zero: the finish steps leave them so, and a call
   // that stopped before its finish step (an error) has them cleared by the next.
   void ensure_results(std::size_t k);
@@ -106,8 +106,7 @@ class CudaCrCost {
   std::pair<float, float> mov_range_{0.f, 0.f};  // min and max over every moving voxel
   DeviceBuffer<int32_t> ref_bins_;
   DeviceBuffer<float> ref_weight_, mov_values_, mov_weight_;
-  DeviceBuffer<float4> mov_quads_;  // fused, trilinear: trilinear_quads_for
-  bool mov_quads_ready_ = false;     // mov_quads_ holds the current moving image's quads
+  regpipe_common_cuda::TrilinearQuads mov_quads_;  // fused, trilinear: for the calls that read them
   PresortBuffers presort_;
   FusedBuffers fused_;
   ReferenceLayouts layouts_;

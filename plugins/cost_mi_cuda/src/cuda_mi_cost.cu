@@ -31,7 +31,7 @@ struct Scheme {
 
 const std::map<std::string, Scheme>& schemes() {
   static const std::map<std::string, Scheme> table = {
-      {"privatised", {run_privatised, privatised_shared_bytes, "a bins x bins histogram of 16-bit counters per block", nullptr, false, privatised_pv_shared_bytes}},
+      {"privatised", {run_privatised, privatised_shared_bytes, "a bins x bins histogram of 16-bit counters per block", make_privatised_state, false, privatised_pv_shared_bytes}},
       {"per_warp", {run_per_warp, per_warp_shared_bytes, "a bins x bins histogram of 32-bit counters per warp", nullptr, false}},
       {"sort_and_count", {run_sort_and_count, nullptr, "", nullptr, false}},
       {"per_thread_packed", {run_per_thread_packed, per_thread_packed_shared_bytes, "a bins x bins histogram of counters of at least 2 bits per thread", nullptr, false}},
@@ -88,6 +88,7 @@ CudaMiCost::CudaMiCost(const rp::Params& params, bool normalised)
                                              scheme_names(true) + " (or " + cpu_alternative_ + ")");
   scheme_ = it->second.run;
   thinned_ = it->second.thinned;
+  reads_quads_ = scheme == "privatised" && !nearest_ && !partial_volume_;
   device_ = regpipe_common_cuda::select_device(read_int(params, "device"), cpu_alternative_);
   const auto shared_bytes = partial_volume_ ? it->second.pv_shared_bytes : it->second.shared_bytes;
   const std::string layout = partial_volume_ ? "a bins x bins histogram of 32-bit fixed-point counters per block "
@@ -190,7 +191,7 @@ void CudaMiCost::set_reference_device(const rp_device_image& image) {
   regpipe_common_cuda::require_device_memory(ref.voxel_count * sizeof(uint16_t), "the reference image", device_);
   ref_bins_.ensure(ref.voxel_count);
   regpipe_common_cuda::launch_bin_voxels(image.data, ref.voxel_count, ref.binning, ref_bins_.get(), stream_);
-  if (state_) {  // presorted, adaptive: their state is built from the bins on the host
+  if (state_ && state_->built_from_reference_bins()) {  // presorted, adaptive
     ref_bins_host_.resize(ref.voxel_count);
     RP_CUDA_CHECK(cudaMemcpyAsync(ref_bins_host_.data(), ref_bins_.get(), ref.voxel_count * sizeof(uint16_t),
                                   cudaMemcpyDeviceToHost, stream_));
@@ -219,6 +220,7 @@ void CudaMiCost::take_moving(const Geometry& mov, const float* values, cudaMemcp
   const std::size_t bytes = mov.voxel_count * sizeof(float);
   regpipe_common_cuda::require_device_memory(bytes, "the moving image", device_);
   mov_values_.ensure(mov.voxel_count);
+  mov_quads_.invalidate();
   // From host memory, read in place from the caller's.
   RP_CUDA_CHECK(cudaMemcpyAsync(mov_values_.get(), values, bytes, from, stream_));
   if (from == cudaMemcpyHostToDevice) {
@@ -266,6 +268,7 @@ void CudaMiCost::evaluate(const rp_cost_request& request) {
   a.ref_bins = ref_bins_.get();
   a.mov_grid = mov_->grid;
   a.mov = mov_values_.get();
+  a.mov_quads = reads_quads_ ? mov_quads_.for_call(k, a.mov, mov_->grid, device_.l2_bytes, stream_) : nullptr;
   a.mov_lo = mov_->binning.lo;
   a.mov_inv_width = mov_->binning.inv_width;
   a.nearest = nearest_ ? 1 : 0;

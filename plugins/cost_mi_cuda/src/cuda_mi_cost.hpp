@@ -1,8 +1,9 @@
 // cuda.mi and cuda.nmi: the host side of every scheme. Images are validated and binned
 // exactly as cost_cpu does (the same checks, range and bins), read in place in parallel slabs
 // (regpipe_common::measure_image_in_place) and uploaded once per set_reference / set_moving:
-// the reference as bins, the moving image as its values. Each evaluate copies the k voxel maps to the device in one
-// transfer, zeroes the k joint histograms, runs the selected scheme and the GPU finish step,
+// the reference as bins, the moving image as its values (and, for privatised's batches, as
+// trilinear quads made by the first call that reads them). Each evaluate copies the k voxel
+// maps to the device in one transfer, zeroes the k joint histograms, runs the selected scheme and the GPU finish step,
 // which writes the k costs and overlaps straight to page-locked memory, and synchronises once.
 // RP_EXT_DEVICE_IMAGE (abi.h, 1.3): both images from device memory, measured and binned
 // there with the same results (no host copy; the presorted and adaptive schemes' state,
@@ -17,6 +18,7 @@
 #include <regpipe_common_cuda/device_measure.hpp>
 #include <regpipe_common_cuda/device_session.hpp>
 #include <regpipe_common_cuda/pinned_buffer.hpp>
+#include <regpipe_common_cuda/trilinear_quads.hpp>
 
 #include <memory>
 #include <optional>
@@ -51,6 +53,7 @@ class CudaMiCost {
   bool nearest_;
   bool partial_volume_;                 // Maes et al.: the histogram in fixed point (joint_pv_)
   bool thinned_ = false;                // the scheme counts about one sample in threads_per_block
+  bool reads_quads_ = false;            // privatised, trilinear, whole samples: MiArgs::mov_quads
   std::unique_ptr<SchemeState> state_;  // the scheme's, for schemes that keep one
 
   // What evaluate needs of an image whose voxels are on the device.
@@ -70,6 +73,7 @@ class CudaMiCost {
   std::vector<uint16_t> ref_bins_host_;  // kept for the upload in flight and the scheme's state
   DeviceBuffer<uint16_t> ref_bins_;
   DeviceBuffer<float> mov_values_;
+  regpipe_common_cuda::TrilinearQuads mov_quads_;  // reads_quads_: for the calls that read them
   // Per evaluation: k maps in (page-locked, one copy); k joint histograms and the finish
   // step's partials on the device; k costs then k overlaps out, written by the device in place.
   PinnedBuffer<double> host_maps_, host_out_;

@@ -1,7 +1,8 @@
 // regpipe_common::trilinear for device code with 32-bit offsets (the GPU costs index images of
 // fewer than 2^31 voxels, checked when they are set): the same neighbour clamps and the same
 // float operations in the same order, so the same value as the CPU costs; the shared helper's
-// 64-bit offsets cost ~40 instructions a sample on the GPU. Device-only.
+// 64-bit offsets cost ~40 instructions a sample on the GPU. Device-only. trilinear_quads: the
+// same value from an image's trilinear quads (trilinear_quads.hpp).
 #pragma once
 
 #include <regpipe_common/voxel_map.hpp>
@@ -37,6 +38,21 @@ __device__ __forceinline__ float trilinear_32(const float* __restrict__ data, co
   const float v001 = __ldg(data + i + dz), v101 = __ldg(data + i + dz + dx);
   const float v011 = __ldg(data + i + dz + dy), v111 = __ldg(data + i + dz + dy + dx);
   return trilinear_mix(v000, v100, v010, v110, v001, v101, v011, v111, fx, fy, fz);
+}
+
+// The same value from the quads of make_trilinear_quads (trilinear_quads.hpp): two 16-byte
+// loads hold the eight neighbours (the x and y clamps are in the quads), so a warp reads
+// contiguous memory with a quarter of the load instructions and none of their address
+// arithmetic.
+__device__ __forceinline__ float trilinear_quads(const float4* __restrict__ quads, const regpipe_common::Grid& g,
+                                                 float x, float y, float z) {
+  const int x0 = int(x), y0 = int(y), z0 = int(z);
+  const float fx = x - float(x0), fy = y - float(y0), fz = z - float(z0);
+  const int sz = g.nx * g.ny;
+  const int i = x0 + g.nx * y0 + sz * z0;
+  const int dz = z0 + 1 < g.nz ? sz : 0;
+  const float4 lower = __ldg(quads + i), upper = __ldg(quads + i + dz);
+  return trilinear_mix(lower.x, lower.y, lower.z, lower.w, upper.x, upper.y, upper.z, upper.w, fx, fy, fz);
 }
 
 }  // namespace regpipe_common_cuda

@@ -24,7 +24,8 @@ struct CrArgs {
   const float* mov;
   const float* mov_weight;  // null: weight 1
   float3 mov_last;          // float(n - 1) per axis: the sampling domain's upper bounds (inside())
-  // fused with trilinear sampling: the moving values as trilinear quads (fused.cu), else null.
+  // fused with trilinear sampling: the moving values as trilinear quads
+  // (regpipe_common_cuda::TrilinearQuads) when the call reads them, else null.
   const float4* mov_quads;
   float mov_shift;          // the moving mean: y = value - shift keeps sums well conditioned
   int nearest;              // 1: nearest-neighbour sampling, else trilinear

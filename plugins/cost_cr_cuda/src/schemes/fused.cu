@@ -10,8 +10,9 @@
 //   once per span, and reference voxels of weight 0 never visited. A block owns a contiguous
 //   range of spans and its warps take neighbouring rows, so the trilinear neighbours of a
 //   row's samples, shared with the next rows, come from the SM's L1;
-// - the moving image as trilinear quads (make_trilinear_quads): two 16-byte loads a sample
-//   instead of eight 4-byte ones, contiguous across a warp (lanes take voxels j and j + 32),
+// - the moving image as trilinear quads (regpipe_common_cuda::TrilinearQuads): two 16-byte
+//   loads a sample instead of eight 4-byte ones, contiguous across a warp (lanes take voxels j
+//   and j + 32),
 //   for batches and for images whose quads fit in L2; the plain floats otherwise. Both give
 //   the same values. Loads are unconditional (positions outside the moving image are clamped
 //   to its first voxel and weighted 0) so that a lane's two samples overlap their latency;
@@ -43,31 +44,7 @@ namespace regpipe::cost_cr_cuda {
 namespace {
 
 using regpipe_common_cuda::trilinear_32;
-using regpipe_common_cuda::trilinear_mix;
-
-// The same value from the quads of make_trilinear_quads: two 16-byte loads hold the eight
-// neighbours (the x and y clamps are in the quads), so a warp reads contiguous memory with a
-// quarter of the load instructions and none of their address arithmetic.
-__device__ __forceinline__ float trilinear_quads(const float4* __restrict__ quads, const regpipe_common::Grid& g,
-                                                 float x, float y, float z) {
-  const int x0 = int(x), y0 = int(y), z0 = int(z);
-  const float fx = x - float(x0), fy = y - float(y0), fz = z - float(z0);
-  const int sz = g.nx * g.ny;
-  const int i = x0 + g.nx * y0 + sz * z0;
-  const int dz = z0 + 1 < g.nz ? sz : 0;
-  const float4 lower = __ldg(quads + i), upper = __ldg(quads + i + dz);
-  return trilinear_mix(lower.x, lower.y, lower.z, lower.w, upper.x, upper.y, upper.z, upper.w, fx, fy, fz);
-}
-
-__global__ void trilinear_quads_kernel(const float* __restrict__ values, regpipe_common::Grid g,
-                                       float4* __restrict__ quads) {
-  const uint32_t count = uint32_t(g.nx) * uint32_t(g.ny) * uint32_t(g.nz);
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
-    const uint32_t x = i % uint32_t(g.nx), y = i / uint32_t(g.nx) % uint32_t(g.ny);
-    const uint32_t dx = x + 1 < uint32_t(g.nx) ? 1 : 0, dy = y + 1 < uint32_t(g.ny) ? uint32_t(g.nx) : 0;
-    quads[i] = make_float4(values[i], values[i + dx], values[i + dy], values[i + dy + dx]);
-  }
-}
+using regpipe_common_cuda::trilinear_quads;
 
 // A block's histogram entry is a pair of 32-bit words {low, high} summing a sample's 32-bit
 // fixed-point value q (|q| < 2^31) as its low 16 bits and the rest: both adds are native
@@ -371,13 +348,6 @@ void prepare_fused_from_device(const float* values, const regpipe_common::Grid& 
   finish_fused_layout(buffers, rows, uint32_t(grid.nx), false, hot_bin, threads_per_block, binning.bins, layout);
 }
 
-void make_trilinear_quads(const float* values, const regpipe_common::Grid& grid, float4* quads, cudaStream_t stream) {
-  const std::size_t count = regpipe_common::voxel_count(grid);
-  const unsigned blocks = unsigned(std::min<std::size_t>((count + 255) / 256, 4096));
-  trilinear_quads_kernel<<<blocks, 256, 0, stream>>>(values, grid, quads);
-  RP_CUDA_CHECK_LAUNCH("trilinear_quads_kernel");
-}
-
 void run_fused(const SchemeLaunch& l) {
   const FusedLayout& r = l.layouts->fused;
   const bool plain = l.unit_weights;
@@ -391,7 +361,7 @@ void run_fused(const SchemeLaunch& l) {
   const std::size_t chosen = l.blocks > 0 ? std::size_t(l.blocks) : std::min(by_work, resident);
   const unsigned blocks = unsigned(std::max(chosen, r.fewest_blocks));
   const std::size_t shared = fused_histogram_bytes(l.args.bins);
-  const bool quads = l.args.mov_quads != nullptr;  // CudaCrCost::trilinear_quads_for
+  const bool quads = l.args.mov_quads != nullptr;  // TrilinearQuads::for_call
   if (l.k > std::size_t(INT_MAX))  // grid.x
     throw rp::Error(RP_INVALID_ARGUMENT, "fused evaluates at most " + std::to_string(INT_MAX) + " transforms a call");
   const dim3 grid(unsigned(l.k), blocks);

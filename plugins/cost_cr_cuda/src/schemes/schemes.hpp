@@ -112,24 +112,6 @@ void prepare_fused_from_device(const float* values, const regpipe_common::Grid& 
                                const regpipe_common::IntensityBinning& binning, int threads_per_block,
                                cudaStream_t stream, FusedBuffers& buffers, FusedLayout& layout);
 
-// fused's moving image for trilinear sampling: quads[i] = (v[i], v[i + dx], v[i + dy],
-// v[i + dy + dx]), the x and y neighbours of voxel i with trilinear's edge clamps, so a sample
-// reads two 16-byte quads (slices z and z + 1) instead of eight floats. `quads` holds as many
-// elements as `values`; queued on `stream`.
-void make_trilinear_quads(const float* values, const regpipe_common::Grid& grid, float4* quads, cudaStream_t stream);
-
-// Whether a fused call of k transforms on a moving image of `voxels` reads the quads (else the
-// floats: the same values, so the same costs). The quads hold four times the bytes of the
-// floats: a batch of at least 4 reads them from L2 (grid.x = transform: the blocks of one span
-// range for every transform run together, so a span range's neighbourhood is fetched from
-// memory once a batch), and so does any call when they fit in half of L2; a call reading them
-// from memory for each transform is faster with the floats (H100, 1 mm: k=1 100 us with the
-// floats, 148 with the quads; the two even at k=4: bench/results/cost_cr.md).
-inline bool fused_reads_quads(std::size_t k, std::size_t voxels, std::size_t l2_bytes) {
-  constexpr std::size_t kQuadBatch = 4;
-  return k >= kQuadBatch || 2 * voxels * sizeof(float4) <= l2_bytes;
-}
-
 // Shared memory of one block of scheme4: a float histogram (3 sums per bin) per warp.
 // Checked against the device limit when the instance is created.
 inline std::size_t per_warp_histogram_bytes(int threads_per_block, int bins) {

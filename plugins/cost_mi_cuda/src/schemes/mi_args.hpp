@@ -5,6 +5,8 @@
 
 #include <regpipe_common/voxel_map.hpp>
 
+#include <vector_types.h>
+
 #include <cstdint>
 
 namespace regpipe::cost_mi_cuda {
@@ -14,6 +16,9 @@ struct MiArgs {
   const uint16_t* ref_bins;  // per reference voxel (x fastest); bins <= 1024
   regpipe_common::Grid mov_grid;
   const float* mov;
+  // privatised, trilinear: the moving image as trilinear quads (regpipe_common_cuda::
+  // TrilinearQuads) for a call that reads them, else nullptr (the same values from mov).
+  const float4* mov_quads;
   float mov_lo, mov_inv_width;  // the moving image's IntensityBinning
   int nearest;                  // 1: nearest-neighbour sampling, else trilinear
   int bins;                     // per image: the joint histogram is bins x bins, row = reference bin

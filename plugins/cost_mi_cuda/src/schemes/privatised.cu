@@ -12,8 +12,10 @@
 // overflows a counter to global memory, exactly. What matters is how many trilinear gathers
 // are in flight per SM and how few instructions a sample takes: blocks as large as the SM
 // allows (256 x 256 bins: one of 1024 threads), kUnroll samples per thread and step in one
-// branch-free block (their gathers issued together), the map read once a step, division by
-// multiply-high, 32-bit gather offsets, and no MATCH.ANY. README.md has the measurements.
+// branch-free block (their gathers issued together), the moving image's trilinear quads in
+// batches (two 16-byte loads a sample instead of eight floats), the map read once a step,
+// division by multiply-high, 32-bit gather offsets, no division to find an item, and no
+// MATCH.ANY. README.md has the measurements.
 #include "schemes.hpp"
 
 #include <regpipe_common/partial_volume_weights.hpp>
@@ -21,12 +23,20 @@
 #include <regpipe_common_cuda/trilinear_32.cuh>
 
 #include <algorithm>
+#include <array>
+#include <climits>
 #include <string>
 
 namespace regpipe::cost_mi_cuda {
 namespace {
 
 using regpipe_common_cuda::trilinear_32;
+using regpipe_common_cuda::trilinear_quads;
+
+// How a kernel reads the moving image: the nearest voxel, or trilinear from the floats or from
+// the quads (MiArgs::mov_quads). A template parameter, so that the step's samples are one
+// branch-free block: all their loads in flight together.
+enum class Sampling { kNearest, kTrilinear, kQuads };
 
 // Samples per thread and step, their gathers in flight together (2 and 4 measured the same on
 // an H100 at 256^2 bins, k = 64: 72.0-72.6 against 71.8 us; 4 slower at k = 1).
@@ -102,46 +112,59 @@ __device__ __forceinline__ StepMap read_map(const double2* map) {
 
 // The joint bin of reference voxel `index` under the map m, or -1 when it maps outside the
 // moving image or `valid` is false: joint_bin's arithmetic (mi_args.hpp). For a point inside,
-// the same operations on the same values: the same bin. Nearest is a template parameter so
-// that the step's samples are one branch-free block: all their gathers in flight together.
-template <bool Nearest>
+// the same operations on the same values: the same bin.
+template <Sampling S>
 __device__ __forceinline__ int joint_bin_of(const MiArgs& a, const GridDiv& d, const double* m, uint32_t index,
                                             bool valid) {
   float px, py, pz;
   const bool inside = moving_position(a, d, m, index, valid, px, py, pz);
-  const float v = Nearest ? regpipe_common::nearest(a.mov, a.mov_grid, px, py, pz)
-                          : trilinear_32(a.mov, a.mov_grid, px, py, pz);
+  const float v = S == Sampling::kNearest ? regpipe_common::nearest(a.mov, a.mov_grid, px, py, pz)
+                  : S == Sampling::kQuads ? trilinear_quads(a.mov_quads, a.mov_grid, px, py, pz)
+                                          : trilinear_32(a.mov, a.mov_grid, px, py, pz);
   const int mov_bin = regpipe_common::bin_of(v, a.mov_lo, a.mov_inv_width, a.bins);
   const int joint = int(__ldg(a.ref_bins + index)) * a.bins + mov_bin;
   return inside ? joint : -1;
 }
 
-// The persistent traversal of both kernels. Each transform's voxels are cut into `pieces`
-// equal ranges; item w is piece w / k of transform w % k, and block b counts items b, b + grid,
-// b + 2 grid, ... Items of one piece come together, so the blocks that run at the same time
-// count the same voxel range under neighbouring transforms and read the same reference and
-// moving-image regions (contiguous shares of the k * voxels samples, as before, put the 132
-// blocks of k = 64 at 132 different offsets: ncu saw a 60% L2 hit rate and the images read
-// from DRAM about once a transform). On an H100 the time at k = 64 did not change (README):
-// the count is not bound by DRAM. For an item the transform's map goes to shared memory
-// (`map`), count(t, begin, end) counts voxels [begin, end) of transform t into the block's
-// histogram, and flush(t) adds that histogram to transform t's global one and zeroes it, once
-// the block's next item is of another transform.
+// The items of a launch: each transform's voxels cut into `pieces` ranges, the first
+// `remainder` of them one voxel longer than `quotient`; item w is piece w / k of transform
+// w % k (k < 2^32, checked at the launch).
+struct Items {
+  uint32_t k, pieces, quotient, remainder;
+};
+
+// The persistent traversal of both kernels. Block b counts items b, b + grid, b + 2 grid, ...
+// Items of one piece come together, so the blocks that run at the same time count the same
+// voxel range under neighbouring transforms and read the same reference and moving-image
+// regions: at k = 64 the moving image's trilinear quads come from L2, read from memory once a
+// batch (contiguous shares of the k * voxels samples put the blocks at as many different
+// offsets: 107-123 us an evaluation with the quads on an H100, against 61-70; README). A
+// block's next item is found by adding (no division an item: five 64-bit ones an item cost
+// ~6 us at k = 1 and 16^2..64^2 bins, where a block counts 26 steps). For an item the
+// transform's map goes to shared memory (`map`), count(t, begin, end) counts voxels
+// [begin, end) of transform t into the block's histogram, and flush(t) adds that histogram to
+// transform t's global one and zeroes it, once the block's next item is of another transform.
 template <class Count, class Flush>
-__device__ __forceinline__ void for_each_item(double* map, const double* maps, uint32_t voxels, uint32_t k,
-                                              uint32_t pieces, const Count& count, const Flush& flush) {
-  const uint64_t items = uint64_t(k) * pieces;
-  for (uint64_t w = blockIdx.x; w < items; w += gridDim.x) {
-    const uint32_t t = uint32_t(w % k), piece = uint32_t(w / k);
-    const uint32_t begin = uint32_t(uint64_t(voxels) * piece / pieces);
-    const uint32_t end = uint32_t(uint64_t(voxels) * (piece + 1) / pieces);
+__device__ __forceinline__ void for_each_item(double* map, const double* maps, const Items& items, const Count& count,
+                                              const Flush& flush) {
+  const uint32_t t_step = gridDim.x % items.k, piece_step = gridDim.x / items.k;
+  uint32_t t = blockIdx.x % items.k, piece = blockIdx.x / items.k;
+  while (piece < items.pieces) {
+    const uint32_t begin = piece * items.quotient + min(piece, items.remainder);
+    const uint32_t end = begin + items.quotient + (piece < items.remainder ? 1u : 0u);
     if (threadIdx.x < 12) map[threadIdx.x] = __ldg(maps + 12 * uint64_t(t) + threadIdx.x);
     __syncthreads();
     count(t, begin, end);
     __syncthreads();
-    const uint64_t next = w + gridDim.x;
-    if (next >= items || next % k != t) flush(t);
+    uint32_t next_t = t + t_step, next_piece = piece + piece_step;
+    if (next_t >= items.k) {
+      next_t -= items.k;
+      ++next_piece;
+    }
+    if (next_piece >= items.pieces || next_t != t) flush(t);
     __syncthreads();
+    t = next_t;
+    piece = next_piece;
   }
 }
 
@@ -214,11 +237,11 @@ __device__ __forceinline__ void flush(uint4* hist, int vectors, unsigned* joint)
 // Narrow: two 16-bit counters a 32-bit word (entry e in word e / 2, half e % 2), through
 // add_narrow; wide: one 32-bit counter an entry, which cannot overflow (a block flushes at
 // least once a transform, and a transform has < 2^31 samples). ptxas (sm_90, CUDA 13.0,
-// kUnroll 2): 64 registers under __maxnreg__(64), 40 under 40, no spills either way; 96
-// bytes of static shared memory (the map). The traversal: for_each_item.
-template <bool Narrow, bool Nearest, int kUnroll, int kRegisters>
-__global__ void __maxnreg__(kRegisters) privatised_kernel(MiArgs a, GridDiv d, uint32_t voxels, uint64_t k,
-                                                           uint32_t pieces, int vectors) {
+// kUnroll 2): 56-64 registers under __maxnreg__(64), 40 under 40, no spills but one word
+// outside the step loop (wide, quads, 40); 96 bytes of static shared memory (the map). The
+// traversal: for_each_item.
+template <bool Narrow, Sampling S, int kUnroll, int kRegisters>
+__global__ void __maxnreg__(kRegisters) privatised_kernel(MiArgs a, GridDiv d, Items items, int vectors) {
   extern __shared__ uint4 hist4[];
   __shared__ double2 map[6];  // the transform's, read_map's
   unsigned* hist = reinterpret_cast<unsigned*>(hist4);
@@ -240,7 +263,7 @@ __global__ void __maxnreg__(kRegisters) privatised_kernel(MiArgs a, GridDiv d, u
       for (int u = 0; u < kUnroll; ++u) {
         const uint32_t i = base + uint32_t(u) * blockDim.x + threadIdx.x;
         if (kPerSample) m = read_map<true>(map);
-        bin[u] = joint_bin_of<Nearest>(a, d, m.m, i < end ? i : begin, i < end);
+        bin[u] = joint_bin_of<S>(a, d, m.m, i < end ? i : begin, i < end);
       }
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
@@ -253,7 +276,7 @@ __global__ void __maxnreg__(kRegisters) privatised_kernel(MiArgs a, GridDiv d, u
       }
     }
   };
-  for_each_item(reinterpret_cast<double*>(map), a.maps, voxels, k, pieces, count_piece,
+  for_each_item(reinterpret_cast<double*>(map), a.maps, items, count_piece,
                  [&](uint64_t t) { flush<Narrow>(hist4, vectors, a.joint + t * uint64_t(entries)); });
 }
 
@@ -291,8 +314,7 @@ __device__ __forceinline__ void flush_pv(uint4* hist, int vectors, unsigned long
 // ptxas (sm_90, CUDA 13.0): 56 registers under __maxnreg__(64), 40 under 40, no spills; 96
 // bytes of static shared memory (the map).
 template <int kRegisters>
-__global__ void __maxnreg__(kRegisters) privatised_pv_kernel(MiArgs a, GridDiv d, uint32_t voxels, uint64_t k,
-                                                              uint32_t pieces, int vectors) {
+__global__ void __maxnreg__(kRegisters) privatised_pv_kernel(MiArgs a, GridDiv d, Items items, int vectors) {
   extern __shared__ uint4 hist4[];
   __shared__ double2 map[6];  // the transform's, read_map's
   unsigned* hist = reinterpret_cast<unsigned*>(hist4);
@@ -346,7 +368,7 @@ __global__ void __maxnreg__(kRegisters) privatised_pv_kernel(MiArgs a, GridDiv d
       }
     }
   };
-  for_each_item(reinterpret_cast<double*>(map), a.maps, voxels, k, pieces, count_piece,
+  for_each_item(reinterpret_cast<double*>(map), a.maps, items, count_piece,
                  [&](uint64_t t) { flush_pv(hist4, vectors, a.joint_pv + t * uint64_t(entries)); });
 }
 
@@ -372,7 +394,7 @@ std::size_t privatised_pv_shared_bytes(int bins, int, std::size_t shared_per_blo
 
 namespace {
 
-using Kernel = void (*)(MiArgs, GridDiv, uint32_t, uint64_t, uint32_t, int);
+using Kernel = void (*)(MiArgs, GridDiv, Items, int);
 
 // How many equal pieces each transform's voxels are cut into (for_each_item): the k * pieces
 // items run in rounds of `at_once` blocks (one wave), and an item costs its samples plus one
@@ -394,22 +416,41 @@ uint32_t pieces_per_transform(uint32_t voxels, std::size_t k, uint64_t at_once, 
 }
 
 template <int kRegisters>
-Kernel pick(bool is_narrow, bool nearest) {
-  if (nearest)
-    return is_narrow ? privatised_kernel<true, true, kUnroll, kRegisters>
-                     : privatised_kernel<false, true, kUnroll, kRegisters>;
-  return is_narrow ? privatised_kernel<true, false, kUnroll, kRegisters>
-                   : privatised_kernel<false, false, kUnroll, kRegisters>;
+Kernel pick(bool is_narrow, Sampling sampling) {
+  switch (sampling) {
+    case Sampling::kNearest:
+      return is_narrow ? privatised_kernel<true, Sampling::kNearest, kUnroll, kRegisters>
+                       : privatised_kernel<false, Sampling::kNearest, kUnroll, kRegisters>;
+    case Sampling::kQuads:
+      return is_narrow ? privatised_kernel<true, Sampling::kQuads, kUnroll, kRegisters>
+                       : privatised_kernel<false, Sampling::kQuads, kUnroll, kRegisters>;
+    default:
+      return is_narrow ? privatised_kernel<true, Sampling::kTrilinear, kUnroll, kRegisters>
+                       : privatised_kernel<false, Sampling::kTrilinear, kUnroll, kRegisters>;
+  }
 }
 
-}  // namespace
+// A launch's kernel, block size and resident blocks an SM: they depend only on the instance's
+// settings (bins, interpolation, partial_volume, threads_per_block, device) and on whether the
+// call reads the quads, so an instance works them out once (six occupancy queries and an
+// attribute set, several microseconds of a call of one transform). So is the last call's
+// partition (pieces_per_transform's search: up to a wave of candidates a call).
+struct LaunchPlan {
+  Kernel kernel = nullptr;
+  std::size_t bytes = 0;  // dynamic shared memory
+  int threads = 0, resident = 0, unroll = 1;
+  uint32_t voxels = 0;  // the partition of the last call, of k transforms of `voxels` voxels
+  std::size_t k = 0;
+  uint32_t pieces = 0;
+};
 
-void run_privatised(const SchemeLaunch& l) {
+LaunchPlan plan_launch(const SchemeLaunch& l, Sampling sampling) {
   const bool pv = l.args.joint_pv != nullptr;
   const bool is_narrow = !pv && narrow(l.args.bins, l.shared_per_block);
-  const std::size_t bytes = pv ? privatised_pv_shared_bytes(l.args.bins, l.threads_per_block, l.shared_per_block)
-                               : privatised_shared_bytes(l.args.bins, l.threads_per_block, l.shared_per_block);
-  if (bytes == 0)
+  LaunchPlan p;
+  p.bytes = pv ? privatised_pv_shared_bytes(l.args.bins, l.threads_per_block, l.shared_per_block)
+               : privatised_shared_bytes(l.args.bins, l.threads_per_block, l.shared_per_block);
+  if (p.bytes == 0)
     throw rp::Error(RP_INTERNAL, "privatised: bins=" + std::to_string(l.args.bins) +
                                      " does not fit in shared memory (create should have refused it)");
   // Registers: 40 a thread (1536 threads an SM) when an SM holds two or more histograms, 64
@@ -419,36 +460,70 @@ void run_privatised(const SchemeLaunch& l) {
   // partial_volume: the same rule, not tuned separately (ptxas: 56 registers under 64, 40 under
   // 40, no spills either way).
   int by_shared = 0;
-  const Kernel small = pv ? privatised_pv_kernel<40> : pick<40>(is_narrow, l.args.nearest != 0);
-  const Kernel large = pv ? privatised_pv_kernel<64> : pick<64>(is_narrow, l.args.nearest != 0);
-  RP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&by_shared, small, 32, bytes));
-  const Kernel kernel = by_shared >= 2 ? small : large;
-  const int unroll = pv ? 1 : kUnroll;
-  RP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  const Kernel small = pv ? privatised_pv_kernel<40> : pick<40>(is_narrow, sampling);
+  const Kernel large = pv ? privatised_pv_kernel<64> : pick<64>(is_narrow, sampling);
+  RP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&by_shared, small, 32, p.bytes));
+  p.kernel = by_shared >= 2 ? small : large;
+  p.unroll = pv ? 1 : kUnroll;
+  RP_CUDA_CHECK(cudaFuncSetAttribute(p.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(p.bytes)));
   // The block size that lets an SM run the most threads (registers and histograms decide):
   // threads_per_block or a multiple of it; 256 x 256 bins: one block of 1024 threads.
-  int threads = l.threads_per_block, resident = 0, best = 0;
+  int best = 0;
+  p.threads = l.threads_per_block;
   for (int t = l.threads_per_block; t <= 1024; t += l.threads_per_block) {
     int blocks = 0;
-    RP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, t, bytes));
+    RP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, p.kernel, t, p.bytes));
     if (blocks * t > best) {
       best = blocks * t;
-      threads = t;
-      resident = blocks;
+      p.threads = t;
+      p.resident = blocks;
     }
   }
-  if (resident < 1)
+  if (p.resident < 1)
     throw rp::Error(RP_DEVICE, "privatised: no block of " + std::to_string(l.threads_per_block) + " threads with " +
-                                   std::to_string(bytes) + " bytes of shared memory fits on the device");
+                                   std::to_string(p.bytes) + " bytes of shared memory fits on the device");
+  return p;
+}
 
-  const int vectors = int(bytes / sizeof(uint4));
-  const uint64_t at_once = uint64_t(resident) * uint64_t(l.sm_count);
-  const uint32_t pieces = pieces_per_transform(l.voxel_count, l.k, at_once, uint64_t(8 * unroll * threads));
-  const uint64_t blocks = std::min<uint64_t>(at_once, uint64_t(l.k) * pieces);
+// An instance's plans, one a sampling (its settings fix the rest), made on first use.
+class PrivatisedState : public SchemeState {
+ public:
+  bool built_from_reference_bins() const override { return false; }
+  LaunchPlan& plan(const SchemeLaunch& l, Sampling sampling) {
+    LaunchPlan& p = plans_[std::size_t(sampling)];
+    if (p.kernel == nullptr) p = plan_launch(l, sampling);
+    return p;
+  }
+
+ private:
+  std::array<LaunchPlan, 3> plans_;
+};
+
+}  // namespace
+
+std::unique_ptr<SchemeState> make_privatised_state(const SchemeOptions&) { return std::make_unique<PrivatisedState>(); }
+
+void run_privatised(const SchemeLaunch& l) {
+  if (l.k > std::size_t(UINT32_MAX))  // Items::k
+    throw rp::Error(RP_INVALID_ARGUMENT, "privatised evaluates at most " + std::to_string(UINT32_MAX) +
+                                             " transforms a call");
+  const Sampling sampling = l.args.nearest != 0          ? Sampling::kNearest
+                            : l.args.mov_quads != nullptr ? Sampling::kQuads
+                                                          : Sampling::kTrilinear;
+  if (l.state == nullptr) throw rp::Error(RP_INTERNAL, "privatised: launched without make_privatised_state's state");
+  LaunchPlan& p = static_cast<PrivatisedState*>(l.state)->plan(l, sampling);
+  const uint64_t at_once = uint64_t(p.resident) * uint64_t(l.sm_count);
+  if (p.pieces == 0 || p.voxels != l.voxel_count || p.k != l.k) {
+    p.pieces = pieces_per_transform(l.voxel_count, l.k, at_once, uint64_t(8 * p.unroll * p.threads));
+    p.voxels = l.voxel_count;
+    p.k = l.k;
+  }
+  const Items items{uint32_t(l.k), p.pieces, l.voxel_count / p.pieces, l.voxel_count % p.pieces};
+  const uint64_t blocks = std::min<uint64_t>(at_once, uint64_t(l.k) * p.pieces);
   const GridDiv d{FastDiv(uint32_t(l.args.ref_grid.nx) * uint32_t(l.args.ref_grid.ny)),
                   FastDiv(uint32_t(l.args.ref_grid.nx))};
-  kernel<<<unsigned(blocks), threads, bytes, l.stream>>>(l.args, d, l.voxel_count, uint64_t(l.k), pieces, vectors);
-  RP_CUDA_CHECK_LAUNCH(pv ? "privatised_pv_kernel" : "privatised_kernel");
+  p.kernel<<<unsigned(blocks), p.threads, p.bytes, l.stream>>>(l.args, d, items, int(p.bytes / sizeof(uint4)));
+  RP_CUDA_CHECK_LAUNCH(l.args.joint_pv != nullptr ? "privatised_pv_kernel" : "privatised_kernel");
 }
 
 }  // namespace regpipe::cost_mi_cuda

@@ -20,10 +20,14 @@ namespace regpipe::cost_mi_cuda {
 struct SchemeLaunch;
 
 // What a scheme keeps across the calls of one instance (presorted: the reference sorted by
-// bin; adaptive: its histogram configuration). Stateless schemes have none.
+// bin; adaptive: its histogram configuration; privatised: its launch plans). Stateless schemes
+// have none.
 class SchemeState {
  public:
   virtual ~SchemeState() = default;
+  // Whether the state is made from the reference's bins on the host (reference_changed): for
+  // such a state set_reference_device downloads them. privatised's plans are not.
+  virtual bool built_from_reference_bins() const { return true; }
   // From set_reference: the reference's bins (x fastest), before any evaluation on it. Uploads
   // go to `stream`, which set_reference synchronises afterwards.
   virtual void reference_changed(const std::vector<uint16_t>& /*ref_bins*/, int /*bins*/, cudaStream_t /*stream*/) {}
@@ -55,11 +59,13 @@ struct SchemeLaunch {
   SchemeState* state = nullptr;  // the scheme's, for schemes that keep one
 };
 
-// Ours: each block counts a run of reference voxels into a private bins x bins histogram in
-// shared memory (32-bit counters, or two 16-bit ones a word when that is what fits), lanes of a
-// warp that share a joint bin add once (__match_any_sync), k transforms in grid.y. With
-// MiArgs::joint_pv set, partial-volume interpolation into 32-bit fixed-point counters.
+// Ours: each block counts ranges of reference voxels under one transform at a time into a
+// private bins x bins histogram in shared memory (32-bit counters, or two 16-bit ones a word
+// when that is what fits), a run of neighbouring lanes that share a joint bin adding once; the
+// moving image's trilinear quads where MiArgs::mov_quads is set. With MiArgs::joint_pv set,
+// partial-volume interpolation into 32-bit fixed-point counters. Its state: the launch plans.
 void run_privatised(const SchemeLaunch& l);
+std::unique_ptr<SchemeState> make_privatised_state(const SchemeOptions& o);
 // Shams & Kennedy 2007 method 1: a bins x bins histogram of 32-bit counters per warp.
 void run_per_warp(const SchemeLaunch& l);
 // Shams et al. 2010 method 3: per transform, the joint bins radix-sorted (CUB, in place of the
