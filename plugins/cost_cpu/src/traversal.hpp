@@ -6,11 +6,13 @@
 #include <regpipe_common/border_weight.hpp>
 #include <regpipe_common/prepared_image.hpp>
 #include "settings.hpp"
+#include "row_sampler.hpp"
 #include "row_span.hpp"
 #include "slab_partition.hpp"
 
 #include <regpipe_common/voxel_map.hpp>
 
+#include <algorithm>
 #include <cstddef>
 
 namespace regpipe::cost_cpu {
@@ -35,38 +37,37 @@ struct SamplingRule {
 
 // The samples of one reference row's voxels [span.begin, span.end), all of which map inside
 // the moving image, their overlap weight added to the slab's running `overlap_weight` voxel
-// by voxel (a row subtotal would round differently). The moving weight and the border weight
-// are template switches: an unweighted moving image without a fuzzy edge skips two
-// multiplications by exactly 1.0.
+// by voxel (a row subtotal would round differently). Positions and samples come a chunk at a
+// time from row_sampler.hpp (vectorised), then go to the measure one by one in x order. The
+// moving weight and the border weight are template switches: an unweighted moving image
+// without a fuzzy edge skips two multiplications by exactly 1.0.
 template <bool kMovingWeights, bool kBorder, class Add>
 void accumulate_row(const PreparedImage& ref, const PreparedImage& mov,
-                    const regpipe_common::VoxelMap& map, const SamplingRule& rule, int y, int z,
-                    RowSpan span, double* sums, double& overlap_weight, const Add& add) {
-  const double* m = map.m;
+                    const regpipe_common::VoxelMap& map, const SamplingRule& rule, bool avx2,
+                    int y, int z, RowSpan span, double* sums, double& overlap_weight,
+                    const Add& add) {
   const std::size_t row = std::size_t(ref.grid.nx) * (y + std::size_t(ref.grid.ny) * z);
-  for (int x = span.begin; x < span.end; ++x) {
-    const std::size_t index = row + std::size_t(x);
-    const float w_ref = ref.weight(index);
-    if (!(w_ref > 0.f)) continue;
-    // Positions are computed in double and rounded once to float, the precision in which
-    // the shared sampling helpers (and the GPU schemes) work (row_span.hpp's mapped_coordinate).
-    const float px = float(m[0] * x + m[1] * y + m[2] * z + m[3]);
-    const float py = float(m[4] * x + m[5] * y + m[6] * z + m[7]);
-    const float pz = float(m[8] * x + m[9] * y + m[10] * z + m[11]);
-    double w_mov = 1.0;
-    if constexpr (kMovingWeights)
-      w_mov = double(regpipe_common::trilinear(mov.weights.data(), mov.grid, px, py, pz));
-    // The overlap counts the moving weight too: a reference voxel inside the moving grid
-    // but where the moving image weighs nothing is not compared (abi.h's overlap_out).
-    overlap_weight += double(w_ref) * w_mov;
-    double weight = double(w_ref) * w_mov;
-    if constexpr (kBorder) weight *= rule.border(px, py, pz);
-    if (!(weight > 0.0)) continue;
-    const float value =
-        rule.interpolation == Interpolation::kNearest
-            ? regpipe_common::nearest(mov.values.data(), mov.grid, px, py, pz)
-            : regpipe_common::trilinear(mov.values.data(), mov.grid, px, py, pz);
-    add(sums, Sample{index, px, py, pz, value, weight});
+  RowSamples samples;
+  for (int chunk = span.begin; chunk < span.end; chunk += RowSamples::kChunk) {
+    const int count = std::min(RowSamples::kChunk, span.end - chunk);
+    sample_row(rule.interpolation, avx2, map, mov.values.data(), mov.grid, chunk, count, y, z,
+               samples);
+    for (int i = 0; i < count; ++i) {
+      const std::size_t index = row + std::size_t(chunk + i);
+      const float w_ref = ref.weight(index);
+      if (!(w_ref > 0.f)) continue;
+      const float px = samples.x[i], py = samples.y[i], pz = samples.z[i];
+      double w_mov = 1.0;
+      if constexpr (kMovingWeights)
+        w_mov = double(regpipe_common::trilinear(mov.weights.data(), mov.grid, px, py, pz));
+      // The overlap counts the moving weight too: a reference voxel inside the moving grid
+      // but where the moving image weighs nothing is not compared (abi.h's overlap_out).
+      overlap_weight += double(w_ref) * w_mov;
+      double weight = double(w_ref) * w_mov;
+      if constexpr (kBorder) weight *= rule.border(px, py, pz);
+      if (!(weight > 0.0)) continue;
+      add(sums, Sample{index, px, py, pz, samples.value[i], weight});
+    }
   }
 }
 
@@ -81,13 +82,14 @@ template <class Add>
                                         double* sums, const Add& add) {
   const regpipe_common::Grid& g = ref.grid;
   const bool moving_weights = !mov.weights.empty(), border = rule.fuzzy_edge;
+  const bool avx2 = row_sampler_uses_avx2(mov.voxel_count());
   double overlap_weight = 0.0;
   for (int z = z_begin; z < z_end; ++z)
     for (int y = 0; y < g.ny; ++y) {
       const RowSpan span = inside_span(map, mov.grid, g.nx, y, z);
       if (span.begin >= span.end) continue;
       auto row = [&]<bool kMovingWeights, bool kBorder>() {
-        accumulate_row<kMovingWeights, kBorder>(ref, mov, map, rule, y, z, span, sums,
+        accumulate_row<kMovingWeights, kBorder>(ref, mov, map, rule, avx2, y, z, span, sums,
                                                 overlap_weight, add);
       };
       if (moving_weights)

@@ -1,0 +1,152 @@
+// The first half of the traversal of a row span: every voxel's moving position and its
+// sample, into small buffers; trilinear samples eight voxels at a time with AVX2 where the CPU
+// has it (gathers for the eight corners), otherwise one voxel at a time. The values are those
+// of the scalar helpers bit for bit: the same double products and sums rounded once to float,
+// the same float operations in the same order (mul and add apart: no FMA is enabled here, so
+// nothing is contracted), only several voxels per instruction. The measure's accumulation,
+// which must stay in x order, is the second half (traversal.hpp).
+#pragma once
+
+#include "settings.hpp"
+
+#include <regpipe_common/voxel_map.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define REGPIPE_COST_CPU_AVX2 1
+#endif
+
+namespace regpipe::cost_cpu {
+
+// Positions and samples of up to kRowChunk consecutive voxels of one reference row.
+struct RowSamples {
+  static constexpr int kChunk = 64;
+  float x[kChunk], y[kChunk], z[kChunk], value[kChunk];
+};
+
+// Voxels x_begin + i, from <= i < count <= kChunk, all inside the moving sampling domain.
+template <Interpolation kInterpolation>
+void sample_row_scalar(const regpipe_common::VoxelMap& map, const float* data,
+                       const regpipe_common::Grid& mov, int x_begin, int from, int count, int y,
+                       int z, RowSamples& out) {
+  const double* m = map.m;
+  for (int i = from; i < count; ++i) {
+    const int x = x_begin + i;
+    out.x[i] = float(m[0] * x + m[1] * y + m[2] * z + m[3]);
+    out.y[i] = float(m[4] * x + m[5] * y + m[6] * z + m[7]);
+    out.z[i] = float(m[8] * x + m[9] * y + m[10] * z + m[11]);
+    out.value[i] = kInterpolation == Interpolation::kNearest
+                       ? regpipe_common::nearest(data, mov, out.x[i], out.y[i], out.z[i])
+                       : regpipe_common::trilinear(data, mov, out.x[i], out.y[i], out.z[i]);
+  }
+}
+
+#ifdef REGPIPE_COST_CPU_AVX2
+namespace avx2_detail {
+
+// Four rows of the map at once: ((m0 x + m1 y) + m2 z) + m3 for x = x_begin + 0..3, in
+// double, rounded to float: the scalar expression's operations in its order.
+__attribute__((target("avx2"))) inline __m128 coordinate4(const double* r, __m128i xs, int y, int z) {
+  __m256d p = _mm256_mul_pd(_mm256_set1_pd(r[0]), _mm256_cvtepi32_pd(xs));
+  p = _mm256_add_pd(p, _mm256_set1_pd(r[1] * y));
+  p = _mm256_add_pd(p, _mm256_set1_pd(r[2] * z));
+  p = _mm256_add_pd(p, _mm256_set1_pd(r[3]));
+  return _mm256_cvtpd_ps(p);
+}
+
+__attribute__((target("avx2"))) inline __m256 coordinate8(const double* r, int x, int y, int z) {
+  const __m128i lo = _mm_setr_epi32(x, x + 1, x + 2, x + 3);
+  const __m128i hi = _mm_add_epi32(lo, _mm_set1_epi32(4));
+  return _mm256_set_m128(coordinate4(r, hi, y, z), coordinate4(r, lo, y, z));
+}
+
+// a + f * (b - a), as regpipe_common::trilinear writes each of its seven steps.
+__attribute__((target("avx2"))) inline __m256 lerp(__m256 a, __m256 b, __m256 f) {
+  return _mm256_add_ps(a, _mm256_mul_ps(f, _mm256_sub_ps(b, a)));
+}
+
+// The step from a lower corner c0 to its upper neighbour: the axis stride, or 0 on the last
+// plane (trilinear's clamp).
+__attribute__((target("avx2"))) inline __m256i step_up(__m256i c0, int n, int stride) {
+  const __m256i next = _mm256_add_epi32(c0, _mm256_set1_epi32(1));
+  return _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(n), next), _mm256_set1_epi32(stride));
+}
+
+__attribute__((target("avx2"))) inline __m256 gather(const float* data, __m256i base, __m256i offset) {
+  return _mm256_i32gather_ps(data, _mm256_add_epi32(base, offset), 4);
+}
+
+// regpipe_common::trilinear for eight points inside the domain: the lower corner by
+// truncation, the upper one clamped to the last plane, the same interpolation order.
+__attribute__((target("avx2"))) inline __m256 trilinear8(const float* data,
+                                                         const regpipe_common::Grid& g, __m256 x,
+                                                         __m256 y, __m256 z) {
+  const __m256i x0 = _mm256_cvttps_epi32(x), y0 = _mm256_cvttps_epi32(y),
+                z0 = _mm256_cvttps_epi32(z);
+  const __m256 fx = _mm256_sub_ps(x, _mm256_cvtepi32_ps(x0));
+  const __m256 fy = _mm256_sub_ps(y, _mm256_cvtepi32_ps(y0));
+  const __m256 fz = _mm256_sub_ps(z, _mm256_cvtepi32_ps(z0));
+  const int sy = g.nx, sz = g.nx * g.ny;
+  const __m256i dx = step_up(x0, g.nx, 1), dy = step_up(y0, g.ny, sy), dz = step_up(z0, g.nz, sz);
+  const __m256i base = _mm256_add_epi32(
+      x0, _mm256_add_epi32(_mm256_mullo_epi32(y0, _mm256_set1_epi32(sy)),
+                           _mm256_mullo_epi32(z0, _mm256_set1_epi32(sz))));
+  const __m256i dxy = _mm256_add_epi32(dx, dy), dxz = _mm256_add_epi32(dx, dz),
+                dyz = _mm256_add_epi32(dy, dz), dxyz = _mm256_add_epi32(dxy, dz);
+  const __m256 c00 = lerp(gather(data, base, _mm256_setzero_si256()), gather(data, base, dx), fx);
+  const __m256 c10 = lerp(gather(data, base, dy), gather(data, base, dxy), fx);
+  const __m256 c01 = lerp(gather(data, base, dz), gather(data, base, dxz), fx);
+  const __m256 c11 = lerp(gather(data, base, dyz), gather(data, base, dxyz), fx);
+  return lerp(lerp(c00, c10, fy), lerp(c01, c11, fy), fz);
+}
+
+__attribute__((target("avx2"))) inline void sample_row_avx2(const regpipe_common::VoxelMap& map,
+                                                            const float* data,
+                                                            const regpipe_common::Grid& mov,
+                                                            int x_begin, int count, int y, int z,
+                                                            RowSamples& out) {
+  int i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const int x = x_begin + i;
+    const __m256 px = coordinate8(map.m, x, y, z), py = coordinate8(map.m + 4, x, y, z),
+                 pz = coordinate8(map.m + 8, x, y, z);
+    _mm256_storeu_ps(out.x + i, px);
+    _mm256_storeu_ps(out.y + i, py);
+    _mm256_storeu_ps(out.z + i, pz);
+    _mm256_storeu_ps(out.value + i, trilinear8(data, mov, px, py, pz));
+  }
+  sample_row_scalar<Interpolation::kTrilinear>(map, data, mov, x_begin, i, count, y, z, out);
+}
+
+}  // namespace avx2_detail
+#endif
+
+// Whether sample_row may use AVX2 for a moving image of this many voxels (32-bit gather
+// offsets), decided once per process.
+inline bool row_sampler_uses_avx2(std::size_t moving_voxels) {
+#ifdef REGPIPE_COST_CPU_AVX2
+  static const bool has_avx2 = __builtin_cpu_supports("avx2");
+  return has_avx2 && moving_voxels < (std::size_t(1) << 31);
+#else
+  (void)moving_voxels;
+  return false;
+#endif
+}
+
+// Positions and samples of voxels x_begin + [0, count) of row (y, z), count <= kChunk.
+inline void sample_row(Interpolation interpolation, bool avx2, const regpipe_common::VoxelMap& map,
+                       const float* data, const regpipe_common::Grid& mov, int x_begin, int count,
+                       int y, int z, RowSamples& out) {
+  if (interpolation == Interpolation::kNearest)
+    return sample_row_scalar<Interpolation::kNearest>(map, data, mov, x_begin, 0, count, y, z, out);
+#ifdef REGPIPE_COST_CPU_AVX2
+  if (avx2) return avx2_detail::sample_row_avx2(map, data, mov, x_begin, count, y, z, out);
+#endif
+  (void)avx2;
+  sample_row_scalar<Interpolation::kTrilinear>(map, data, mov, x_begin, 0, count, y, z, out);
+}
+
+}  // namespace regpipe::cost_cpu
