@@ -155,9 +155,9 @@ typedef struct rp_cost_request {
   size_t k;                /* number of transforms, >= 1 */
   const double *matrices;  /* k row-major 4x4 matrices, reference world -> moving world */
   double *costs_out;       /* [out] k costs */
-  double *overlap_out;     /* [out, nullable] k overlap fractions in [0,1]: weight of the
-                              reference voxels that map inside the moving image, divided by
-                              the reference's total weight */
+  double *overlap_out;     /* [out, nullable] k overlap fractions in [0,1]: w_ref * w_mov
+                              summed over the reference voxels that map inside the moving
+                              image, over the reference's total weight (w_mov 1 unweighted) */
 } rp_cost_request;
 
 typedef struct rp_cost_vtable {
