@@ -23,7 +23,7 @@ namespace regpipe::cost_cpu {
 
 // Positions and samples of up to kRowChunk consecutive voxels of one reference row.
 struct RowSamples {
-  static constexpr int kChunk = 64;
+  static constexpr int kChunk = 64;  // a multiple of 8 (AVX2 lanes)
   float x[kChunk], y[kChunk], z[kChunk], value[kChunk];
 };
 
@@ -75,15 +75,18 @@ __attribute__((target("avx2"))) inline __m256i step_up(__m256i c0, int n, int st
   return _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(n), next), _mm256_set1_epi32(stride));
 }
 
-__attribute__((target("avx2"))) inline __m256 gather(const float* data, __m256i base, __m256i offset) {
-  return _mm256_i32gather_ps(data, _mm256_add_epi32(base, offset), 4);
+// The lanes set in `lanes` read data[base + offset]; the others read nothing and give 0.
+__attribute__((target("avx2"))) inline __m256 gather(const float* data, __m256i base, __m256i offset,
+                                                     __m256 lanes) {
+  return _mm256_mask_i32gather_ps(_mm256_setzero_ps(), data, _mm256_add_epi32(base, offset), lanes, 4);
 }
 
-// regpipe_common::trilinear for eight points inside the domain: the lower corner by
-// truncation, the upper one clamped to the last plane, the same interpolation order.
+// regpipe_common::trilinear for the points of `lanes` (inside the domain; the other lanes'
+// points may be anywhere and are not read): the lower corner by truncation, the upper one
+// clamped to the last plane, the same interpolation order.
 __attribute__((target("avx2"))) inline __m256 trilinear8(const float* data,
                                                          const regpipe_common::Grid& g, __m256 x,
-                                                         __m256 y, __m256 z) {
+                                                         __m256 y, __m256 z, __m256 lanes) {
   const __m256i x0 = _mm256_cvttps_epi32(x), y0 = _mm256_cvttps_epi32(y),
                 z0 = _mm256_cvttps_epi32(z);
   const __m256 fx = _mm256_sub_ps(x, _mm256_cvtepi32_ps(x0));
@@ -96,10 +99,10 @@ __attribute__((target("avx2"))) inline __m256 trilinear8(const float* data,
                            _mm256_mullo_epi32(z0, _mm256_set1_epi32(sz))));
   const __m256i dxy = _mm256_add_epi32(dx, dy), dxz = _mm256_add_epi32(dx, dz),
                 dyz = _mm256_add_epi32(dy, dz), dxyz = _mm256_add_epi32(dxy, dz);
-  const __m256 c00 = lerp(gather(data, base, _mm256_setzero_si256()), gather(data, base, dx), fx);
-  const __m256 c10 = lerp(gather(data, base, dy), gather(data, base, dxy), fx);
-  const __m256 c01 = lerp(gather(data, base, dz), gather(data, base, dxz), fx);
-  const __m256 c11 = lerp(gather(data, base, dyz), gather(data, base, dxyz), fx);
+  const __m256 c00 = lerp(gather(data, base, _mm256_setzero_si256(), lanes), gather(data, base, dx, lanes), fx);
+  const __m256 c10 = lerp(gather(data, base, dy, lanes), gather(data, base, dxy, lanes), fx);
+  const __m256 c01 = lerp(gather(data, base, dz, lanes), gather(data, base, dxz, lanes), fx);
+  const __m256 c11 = lerp(gather(data, base, dyz, lanes), gather(data, base, dxyz, lanes), fx);
   return lerp(lerp(c00, c10, fy), lerp(c01, c11, fy), fz);
 }
 
@@ -108,17 +111,18 @@ __attribute__((target("avx2"))) inline void sample_row_avx2(const regpipe_common
                                                             const regpipe_common::Grid& mov,
                                                             int x_begin, int count, int y, int z,
                                                             RowSamples& out) {
-  int i = 0;
-  for (; i + 8 <= count; i += 8) {
+  // The last group's lanes past `count` are masked: their points lie outside the span.
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (int i = 0; i < count; i += 8) {  // count <= kChunk, a multiple of 8: the buffers hold it
     const int x = x_begin + i;
+    const __m256 lanes = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(count - i), lane));
     const __m256 px = coordinate8(map.m, x, y, z), py = coordinate8(map.m + 4, x, y, z),
                  pz = coordinate8(map.m + 8, x, y, z);
     _mm256_storeu_ps(out.x + i, px);
     _mm256_storeu_ps(out.y + i, py);
     _mm256_storeu_ps(out.z + i, pz);
-    _mm256_storeu_ps(out.value + i, trilinear8(data, mov, px, py, pz));
+    _mm256_storeu_ps(out.value + i, trilinear8(data, mov, px, py, pz, lanes));
   }
-  sample_row_scalar<Interpolation::kTrilinear>(map, data, mov, x_begin, i, count, y, z, out);
 }
 
 }  // namespace avx2_detail
