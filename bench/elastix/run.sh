@@ -6,18 +6,27 @@
 # DATA_DIR: the shared data (chris_t1, chris_PD). WORK_DIR: cases and results (outside the
 # repository). REGPIPE: the regpipe binary (default build-elastix/bin/regpipe), with its
 # plugins found through the build tree. CASE: a subset of the case names (default all).
-# Each tool runs each case RUNS times (default 3) with THREADS threads (default: all cores);
-# the table gives the median wall-clock seconds and the mean displacement error (mm, regpipe's
-# metric over the reference head) against the truth, or against elastix's result for the
-# case without a truth (pd_t1). Markdown on stdout; logs and transforms under WORK_DIR.
+# Each tool runs each case RUNS times (default 3) with THREADS threads (default: all cores),
+# the tools interleaved run by run (elastix, then each regpipe, then again), so that a load
+# from other work falls on all of them alike; the table gives the median wall-clock seconds
+# (and the median CPU use, %) and the mean displacement error (mm, regpipe's metric over the
+# reference head) against the truth, or against elastix's result for the case without a truth
+# (pd_t1). TOOLS picks the tools (default "elastix flirt powell"); with BEFORE=<another
+# regpipe binary> the tool "before" is that binary's FLIRT pipeline, for a before/after
+# comparison in one run (TOOLS="elastix before flirt"). Markdown on stdout; logs and
+# transforms under WORK_DIR.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 [[ $# -ge 2 ]] || { echo "usage: run.sh DATA_DIR WORK_DIR [REGPIPE] [CASE...]" >&2; exit 2; }
 data=$1 work=$2 regpipe=${3:-$here/../../build-elastix/bin/regpipe}
 shift $(( $# >= 3 ? 3 : 2 ))
 runs=${RUNS:-3} threads=${THREADS:-$(nproc)}
+read -r -a tools <<<"${TOOLS:-elastix flirt powell}"
+before=${BEFORE:-}
 command -v elastix >/dev/null || { echo "run.sh: elastix not found (apt-get install elastix)" >&2; exit 2; }
 [[ -x $regpipe ]] || { echo "run.sh: $regpipe is not an executable regpipe" >&2; exit 2; }
+[[ " ${tools[*]} " != *" before "* || -x $before ]] ||
+  { echo "run.sh: the tool 'before' needs BEFORE=<an executable regpipe>" >&2; exit 2; }
 
 python3 "$here/make_cases.py" "$data" "$work/cases" >&2
 "$regpipe" phantom "$work/cases/phantom" >/dev/null
@@ -45,12 +54,12 @@ YAML
 
 median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 
-timed() {  # log command...: wall-clock seconds of one run
+timed() {  # log command...: "wall-clock-seconds cpu-percent" of one run
   local start end
   start=$(date +%s.%N)
-  "${@:2}" >"$1" 2>&1 || { echo "run.sh: failed, see $1" >&2; return 1; }
+  /usr/bin/time -f "%P" -o "$1.cpu" "${@:2}" >"$1" 2>&1 || { echo "run.sh: failed, see $1" >&2; return 1; }
   end=$(date +%s.%N)
-  echo "$end - $start" | bc
+  echo "$(echo "$end - $start" | bc) $(tr -d '%' <"$1.cpu")"
 }
 
 error_against() {  # case_dir found_transform [other_transform]
@@ -58,39 +67,45 @@ error_against() {  # case_dir found_transform [other_transform]
   python3 "$here/error_mm.py" "$1/reference.nii.gz" "$2" "$truth"
 }
 
-echo "| case | elastix s | elastix error mm | regpipe flirt s | flirt error mm | regpipe powell s | powell error mm | load (1 min) |"
-echo "|---|---|---|---|---|---|---|---|"
+header="| case |" rule="|---|"
+for tool in "${tools[@]}"; do header+=" $tool s | $tool CPU % | $tool error mm |"; rule+="---|---|---|"; done
+echo "$header load (1 min) |"
+echo "$rule---|"
 for name in "${cases[@]}"; do
   c=$work/cases/$name r=$work/results/$name
   mkdir -p "$r"
-  declare -A secs=()
-  for tool in elastix flirt powell; do
-    times=()
-    for i in $(seq "$runs"); do
+  declare -A secs=() cpus=()
+  for i in $(seq "$runs"); do
+    for tool in "${tools[@]}"; do
       out=$r/$tool.$i
       rm -rf "$out" && mkdir -p "$out"
       case $tool in
-        elastix) times+=("$(timed "$out/log.txt" elastix -f "$c/reference.nii.gz" -m "$c/moving.nii.gz" \
-                   -p "$here/affine_mattes.txt" -out "$out" -threads "$threads")")
+        elastix) t=$(timed "$out/log.txt" elastix -f "$c/reference.nii.gz" -m "$c/moving.nii.gz" \
+                   -p "$here/affine_mattes.txt" -out "$out" -threads "$threads")
                  cp "$out/TransformParameters.0.txt" "$r/elastix.txt" ;;
-        flirt|powell)
-          bins=256; [[ $tool == powell ]] && bins=64
-          pipeline "$c" "optim.$tool" "$bins" "$out" >"$out/pipeline.yaml"
-          times+=("$(timed "$out/log.txt" "$regpipe" run "$out/pipeline.yaml")")
+        flirt|powell|before)
+          bins=256 optimizer=optim.$tool binary=$regpipe
+          [[ $tool == powell ]] && bins=64
+          [[ $tool == before ]] && optimizer=optim.flirt binary=$before
+          pipeline "$c" "$optimizer" "$bins" "$out" >"$out/pipeline.yaml"
+          t=$(timed "$out/log.txt" "$binary" run "$out/pipeline.yaml")
           cp "$out/transform_world.txt" "$r/$tool.txt" ;;
       esac
+      secs[$tool]+="${t% *} " cpus[$tool]+="${t#* } "
     done
-    secs[$tool]=$(printf '%s\n' "${times[@]}" | median)
-    printf '%s %s\n' "$tool" "${times[*]}" >"$r/$tool.seconds"
   done
-  if [[ -f $c/truth_world.txt ]]; then
-    e=$(error_against "$c" "$r/elastix.txt"); f=$(error_against "$c" "$r/flirt.txt")
-    p=$(error_against "$c" "$r/powell.txt")
-  else  # no truth: distances to elastix's result
-    e="(none)"; f="$(error_against "$c" "$r/flirt.txt" "$r/elastix.txt") from elastix"
-    p="$(error_against "$c" "$r/powell.txt" "$r/elastix.txt") from elastix"
-  fi
-  load=$(cut -d' ' -f1 /proc/loadavg)
-  printf '| %s | %.2f | %s | %.2f | %s | %.2f | %s | %s |\n' "$name" "${secs[elastix]}" "$e" \
-    "${secs[flirt]}" "$f" "${secs[powell]}" "$p" "$load"
+  row="| $name |"
+  for tool in "${tools[@]}"; do
+    printf '%s %s\n' "$tool" "${secs[$tool]}" >"$r/$tool.seconds"
+    s=$(printf '%s\n' ${secs[$tool]} | median) p=$(printf '%s\n' ${cpus[$tool]} | median)
+    if [[ $tool == elastix ]]; then
+      e=$([[ -f $c/truth_world.txt ]] && error_against "$c" "$r/elastix.txt" || echo "(none)")
+    elif [[ -f $c/truth_world.txt ]]; then
+      e=$(error_against "$c" "$r/$tool.txt")
+    else  # no truth: distance to elastix's result
+      e="$(error_against "$c" "$r/$tool.txt" "$r/elastix.txt") from elastix"
+    fi
+    row+=" $(printf '%.2f' "$s") | $p | $e |"
+  done
+  echo "$row $(cut -d' ' -f1 /proc/loadavg) |"
 done
