@@ -14,12 +14,14 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <functional>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -138,6 +140,13 @@ class StagedObjective {
   const std::vector<std::pair<std::string, Params>>& all_points() const { return points_; }
   size_t calls() const { return calls_; }
   void cancel_from_call(size_t call) { cancel_from_call_ = call; }
+  // Makes each call at `level` take per_call + k per_point (a GPU's or a CPU's price).
+  void set_call_time(uint32_t level, std::chrono::microseconds per_call,
+                     std::chrono::microseconds per_point) {
+    timed_level_ = level;
+    per_call_ = per_call;
+    per_point_ = per_point;
+  }
 
  private:
   static rp_status evaluate(void* ctx, const double* params, size_t k, double* costs) {
@@ -147,6 +156,8 @@ class StagedObjective {
       return RP_CANCELLED;
     }
     ++self->calls_;
+    if (self->levels_.back() == self->timed_level_)
+      std::this_thread::sleep_for(self->per_call_ + static_cast<int>(k) * self->per_point_);
     const std::string stage = self->stages_.empty() ? "" : self->stages_.back();
     self->batches_.emplace_back(stage, k);
     for (size_t j = 0; j < k; ++j) {
@@ -176,6 +187,8 @@ class StagedObjective {
   std::vector<std::pair<std::string, Params>> points_;
   size_t calls_ = 0;
   size_t cancel_from_call_ = SIZE_MAX;
+  uint32_t timed_level_ = UINT32_MAX;
+  std::chrono::microseconds per_call_{0}, per_point_{0};
 };
 
 const regpipe::PluginHost& plugins() {
@@ -230,6 +243,18 @@ std::pair<rp_status, std::string> component_error(Body&& body) {
     return {e.status(), e.what()};
   }
   return {RP_OK, "no error"};
+}
+
+// The error `create` gives for the default parameters changed by `change`, handed straight to
+// it past the host's validation.
+template <class Change>
+std::pair<rp_status, std::string> create_error(Change&& change) {
+  auto params = regpipe::resolve_params(flirt(), {});
+  change(params);
+  return component_error([&] {
+    regpipe::HostServices services;
+    regpipe::OptimizerInstance optimizer(flirt(), services, params);
+  });
 }
 
 TEST(OptimFlirt, FindsALargeRotationThatPowellFromIdentityMisses) {
@@ -347,6 +372,74 @@ TEST(OptimFlirt, RigidSearchKeepsTheScaleAtOne) {
                                       "1mm 6dof (1 start)"}));
 }
 
+// Whether `sub` occurs in `all` in order (not necessarily contiguously).
+bool is_subsequence(const std::vector<Params>& sub, const std::vector<Params>& all) {
+  size_t j = 0;
+  for (const Params& p : all)
+    if (j < sub.size() && p == sub[j]) ++j;
+  return j == sub.size();
+}
+
+TEST(OptimFlirt, SpeculationSavesCallsWithoutChangingAnySearchsPath) {
+  // speculate=on sends, with each point of a single-search stage, the points the search asks
+  // for next under each outcome whose next request does not depend on the cost's value; a
+  // request they cover needs no call. Every point the search visits without speculation is
+  // then evaluated with it too, in the same order, and the result is the same bit for bit.
+  const RippledRotationCost cost;
+  StagedObjective plain(12, cost), speculative(12, cost);
+  Params x = kIdentity, y = kIdentity;
+  const double f = minimize_flirt(plain, x, {{"speculate", "off"}});
+  const double g = minimize_flirt(speculative, y, {{"speculate", "on"}});
+  EXPECT_EQ(x, y);
+  EXPECT_EQ(f, g);
+  ASSERT_EQ(plain.stages(), speculative.stages());
+
+  for (const std::string& stage : plain.stages()) {
+    const std::vector<size_t> off = plain.batches(stage), on = speculative.batches(stage);
+    std::printf("%-36s off: %3zu calls %4zu evaluations   on: %3zu calls %4zu evaluations\n",
+                stage.c_str(), off.size(), plain.points(stage).size(), on.size(),
+                speculative.points(stage).size());
+    EXPECT_TRUE(is_subsequence(plain.points(stage), speculative.points(stage))) << stage;
+    if (stage.find("(1 start)") == std::string::npos) {
+      EXPECT_EQ(off, on) << stage << ": stages of several searches do not speculate";
+    } else {
+      EXPECT_LT(double(on.size()), 0.8 * double(off.size())) << stage;
+    }
+  }
+}
+
+TEST(OptimFlirt, SpeculationAutoFollowsWhatAPointCosts) {
+  // auto speculates at a level where a call of several points is timed at under 1 + (k-1)/3
+  // times a call of one: at 2 mm, 4 ms a call whatever its size (a GPU's price) against 4 ms a
+  // point (a CPU's). Either way the result is the one without speculation.
+  using std::chrono::microseconds;
+  const RippledRotationCost cost;
+  StagedObjective plain(9, cost, {8, 4, 2}), gpu_like(9, cost, {8, 4, 2}),
+      cpu_like(9, cost, {8, 4, 2});
+  gpu_like.set_call_time(2, microseconds(4000), microseconds(0));
+  cpu_like.set_call_time(2, microseconds(0), microseconds(4000));
+  Params x = kIdentity, y = kIdentity, z = kIdentity;
+  minimize_flirt(plain, x, {{"speculate", "off"}});
+  minimize_flirt(gpu_like, y);
+  minimize_flirt(cpu_like, z);
+  EXPECT_EQ(x, y);
+  EXPECT_EQ(x, z);
+  for (const char* stage : {"2mm 7dof", "2mm 9dof"}) {
+    EXPECT_EQ(cpu_like.batches(stage), plain.batches(stage)) << stage;
+    EXPECT_LT(gpu_like.batches(stage).size(), plain.batches(stage).size()) << stage;
+  }
+}
+
+TEST(OptimFlirtValidation, RefusesAnUnknownSpeculationMode) {
+  EXPECT_THROW(regpipe::resolve_params(flirt(), {{"speculate", "sometimes"}}), regpipe::UserError);
+  // Past the host's validation, create refuses it too.
+  const auto [status, message] =
+      create_error([](auto& params) { params["speculate"].string_value = "sometimes"; });
+  EXPECT_EQ(status, RP_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("speculate=sometimes is not one of auto, on, off"), std::string::npos)
+      << message;
+}
+
 class FlirtDof : public ::testing::TestWithParam<uint32_t> {};
 
 TEST_P(FlirtDof, NeverMovesParametersOutsideTheDof) {
@@ -422,12 +515,8 @@ TEST(OptimFlirtValidation, TheSchemaRefusesRangesBeyondAHalfTurnAndAZeroStep) {
 
 TEST(OptimFlirtValidation, CreateRechecksTheSchemaRanges) {
   // Values handed straight to create, past the host's validation.
-  auto params = regpipe::resolve_params(flirt(), {});
-  params["searchrz_min_deg"].double_value = -181.0;
-  const auto [status, message] = component_error([&] {
-    regpipe::HostServices services;
-    regpipe::OptimizerInstance optimizer(flirt(), services, params);
-  });
+  const auto [status, message] =
+      create_error([](auto& params) { params["searchrz_min_deg"].double_value = -181.0; });
   EXPECT_EQ(status, RP_INVALID_ARGUMENT);
   EXPECT_NE(message.find("searchrz_min_deg=-181 is outside [-180, 180]"), std::string::npos)
       << message;

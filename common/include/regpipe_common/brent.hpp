@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
 
 namespace regpipe_common {
 
@@ -60,6 +62,25 @@ class Brent {
       d_ = kCGold * e_;
     }
     return std::fabs(d_) >= tol1 ? x_ + d_ : x_ + std::copysign(tol1, d_);
+  }
+
+  // The state after update(u, fu) for a new lowest fu (fu <= fx, `lower`) or for an fu above
+  // x, w and v: its bracket and x are exact, its costs placeholders. For speculative
+  // evaluation (optim.flirt): where the search goes next under each outcome.
+  Brent after(double u, bool lower) const {
+    Brent b = *this;
+    b.update(u, lower ? fx_ : std::numeric_limits<double>::infinity());
+    return b;
+  }
+
+  // What next(tol1) returns after update(u, fu) for every fu of that outcome, where it does not
+  // depend on fu's value: a golden step (only x and the bracket count), or for a higher fu a
+  // parabola through the same x, w and v (update leaves w and v alone when fu is above them
+  // and the three are distinct). Empty where the value decides.
+  std::optional<double> next_after(double u, bool lower, double tol1) const {
+    const bool golden = !(std::fabs(e_) > tol1);
+    if (!golden && (lower || w_ == x_ || v_ == x_ || v_ == w_)) return std::nullopt;
+    return after(u, lower).next(tol1);
   }
 
   // The cost at the abscissa `next` returned: shrinks the bracket, updates x, w, v.

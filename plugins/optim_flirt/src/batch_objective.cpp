@@ -2,7 +2,9 @@
 
 #include <regpipe/plugin.hpp>
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 
 namespace regpipe::flirt {
 
@@ -11,8 +13,16 @@ std::vector<double> BatchObjective::evaluate(const std::vector<Point>& points) {
   if (points.empty()) return costs;
   // The objective reads k vectors of param_count doubles back to back.
   static_assert(sizeof(Point) == RP_PARAM_COUNT * sizeof(double));
+  const auto begin = std::chrono::steady_clock::now();
   rp::check(objective_, objective_.evaluate(objective_.ctx, points.front().data(), points.size(),
                                             costs.data()));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  if (points.size() <= fastest_seconds_.size()) {
+    double& fastest = fastest_seconds_[points.size() - 1];
+    if (fastest == 0.0 || seconds < fastest) fastest = seconds;
+  }
+  if (points.size() == 1) ++one_point_calls_;
   stage_evaluations_ += points.size();
   stage_calls_ += 1;
   for (size_t j = 0; j < costs.size(); ++j)
@@ -27,6 +37,18 @@ std::vector<double> BatchObjective::evaluate(const std::vector<Point>& points) {
 void BatchObjective::set_level(uint32_t level) {
   rp::check(objective_, objective_.set_level(objective_.ctx, level));
   level_ = level;
+  fastest_seconds_.fill(0.0);
+  one_point_calls_ = 0;
+}
+
+bool BatchObjective::extra_points_cheap() const {
+  const double one = fastest_seconds_[0];
+  if (one_point_calls_ < kOnePointCalls || one == 0.0) return false;
+  for (size_t k = 2; k <= fastest_seconds_.size(); ++k) {
+    const double t = fastest_seconds_[k - 1];
+    if (t > 0.0 && t < (1.0 + kCheapExtraPoint * double(k - 1)) * one) return true;
+  }
+  return false;
 }
 
 void BatchObjective::begin_stage(const std::string& name) {
@@ -34,6 +56,19 @@ void BatchObjective::begin_stage(const std::string& name) {
     objective_.begin_stage(objective_.ctx, name.c_str());
   stage_evaluations_ = 0;
   stage_calls_ = 0;
+}
+
+
+std::string BatchObjective::fastest_calls() const {
+  std::string out;
+  for (size_t k = 1; k <= fastest_seconds_.size(); ++k) {
+    if (fastest_seconds_[k - 1] == 0.0) continue;
+    char item[64];
+    std::snprintf(item, sizeof item, "%s%zu point%s %.0f us", out.empty() ? "" : ", ", k,
+                  k == 1 ? "" : "s", fastest_seconds_[k - 1] * 1e6);
+    out += item;
+  }
+  return out;
 }
 
 }  // namespace regpipe::flirt

@@ -1,12 +1,14 @@
 // The host's rp_objective as the search sees it: levels, stages for the report, and batched
 // evaluation of points with the checks abi.h promises (finite costs), counted per stage so
-// the plugin can log how well the stage batched.
+// the plugin can log how well the stage batched, and timed per batch size at the current level
+// so the search can tell whether extra points in a call are cheap (speculation).
 #pragma once
 
 #include "point.hpp"
 
 #include <regpipe/abi.h>
 
+#include <array>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -22,6 +24,7 @@ class BatchObjective {
   // and message (RP_CANCELLED included), RP_INTERNAL for a non-finite cost.
   std::vector<double> evaluate(const std::vector<Point>& points);
 
+  // Selects a level; the timings start afresh.
   void set_level(uint32_t level);
   double level_mm() const { return objective_.levels_mm[level_]; }
   // Per parameter: a natural step at the current level (the host updates it in set_level).
@@ -32,11 +35,27 @@ class BatchObjective {
   size_t stage_evaluations() const { return stage_evaluations_; }
   size_t stage_calls() const { return stage_calls_; }
 
+  // Whether, at the current level, a call of k > 1 points has taken less than
+  // 1 + kCheapExtraPoint (k - 1) times the fastest one-point call (fastest calls of each size,
+  // so a first call's set-up does not count): a GPU's, not a CPU's. False until a multi-point
+  // call and kOnePointCalls one-point calls are timed (one slow one must not switch it on).
+  // Speculation trades about 0.6 times the calls for 2.2 times the points a call
+  // (docs/flirt-search.md), so it pays while a point costs less than the call around it; a
+  // third of a one-point call leaves a margin.
+  bool extra_points_cheap() const;
+  static constexpr double kCheapExtraPoint = 1.0 / 3.0;
+  static constexpr size_t kOnePointCalls = 3;
+  // "1 point 85 us, 2 points 92 us": the fastest call of each size at this level, for the log.
+  std::string fastest_calls() const;
+
  private:
   const rp_objective& objective_;
   uint32_t level_ = 0;
   size_t stage_evaluations_ = 0;
   size_t stage_calls_ = 0;
+  // Fastest call at this level by number of points (index k - 1); 0 where none yet.
+  std::array<double, 8> fastest_seconds_{};
+  size_t one_point_calls_ = 0;  // timed at this level
 };
 
 }  // namespace regpipe::flirt

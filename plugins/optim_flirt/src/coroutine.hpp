@@ -5,11 +5,15 @@
 //   CostChannel  where a search asks for costs: `co_await channel.costs(points)` suspends the
 //                whole chain of tasks back to the scheduler, which evaluates the points of every
 //                waiting search in one objective call and then resumes each with its costs.
+//                Points the search may need next can ride along (speculation); a later request
+//                that they cover is answered without a call.
 #pragma once
 
 #include "point.hpp"
 
 #include <coroutine>
+#include <cstddef>
+#include <cstring>
 #include <exception>
 #include <optional>
 #include <utility>
@@ -87,40 +91,76 @@ class CostChannel {
  public:
   class Request {
    public:
-    Request(CostChannel& channel, std::vector<Point> points)
-        : channel_(channel), points_(std::move(points)) {}
-    bool await_ready() const noexcept { return points_.empty(); }
+    Request(CostChannel& channel, std::vector<Point> points, std::vector<Point> speculative)
+        : channel_(channel), points_(std::move(points)), speculative_(std::move(speculative)) {}
+    // Ready without a call when the last call's speculative points cover the request.
+    bool await_ready() { return points_.empty() || channel_.answer_from_spares(points_, costs_); }
     void await_suspend(std::coroutine_handle<> waiting) noexcept {
+      channel_.asked_ = points_.size();
       channel_.points_ = std::move(points_);
+      if (channel_.speculating_)
+        channel_.points_.insert(channel_.points_.end(), speculative_.begin(), speculative_.end());
       channel_.waiting_ = waiting;
       suspended_ = true;
     }
     std::vector<double> await_resume() {
-      return suspended_ ? std::move(channel_.costs_) : std::vector<double>{};
+      return suspended_ ? std::move(channel_.costs_) : std::move(costs_);
     }
 
    private:
     CostChannel& channel_;
     std::vector<Point> points_;
+    std::vector<Point> speculative_;
+    std::vector<double> costs_;
     bool suspended_ = false;
   };
 
-  // co_await costs(points): the costs of `points`, in order.
-  Request costs(std::vector<Point> points) { return Request(*this, std::move(points)); }
+  // co_await costs(points, speculative): the costs of `points`, in order. While speculating,
+  // `speculative` (points the search may ask for next) go out in the same call.
+  Request costs(std::vector<Point> points, std::vector<Point> speculative = {}) {
+    return Request(*this, std::move(points), std::move(speculative));
+  }
+
+  // Set by the scheduler; searches skip working out speculative points while it is off.
+  void set_speculating(bool on) { speculating_ = on; }
+  bool speculating() const { return speculating_; }
 
   bool waiting() const { return static_cast<bool>(waiting_); }
+  // The points to evaluate: the request's, then its speculative ones.
   const std::vector<Point>& points() const { return points_; }
   // Hands the costs of points() to the waiting search and resumes it until it asks again or
-  // ends.
+  // ends; the speculative costs are kept until the next call.
   void answer(std::vector<double> costs) {
+    spare_points_.assign(points_.begin() + static_cast<std::ptrdiff_t>(asked_), points_.end());
+    spare_costs_.assign(costs.begin() + static_cast<std::ptrdiff_t>(asked_), costs.end());
+    costs.resize(asked_);
     costs_ = std::move(costs);
     points_.clear();
     std::exchange(waiting_, {}).resume();
   }
 
  private:
+  // The costs of `points` if every one is a spare (bit for bit the same point, so the same
+  // cost the search would get from a call of its own).
+  bool answer_from_spares(const std::vector<Point>& points, std::vector<double>& costs) const {
+    costs.clear();
+    for (const Point& p : points) {
+      size_t j = 0;
+      while (j < spare_points_.size() &&
+             std::memcmp(spare_points_[j].data(), p.data(), sizeof(Point)) != 0)
+        ++j;
+      if (j == spare_points_.size()) return false;
+      costs.push_back(spare_costs_[j]);
+    }
+    return true;
+  }
+
   std::vector<Point> points_;
+  size_t asked_ = 0;
   std::vector<double> costs_;
+  std::vector<Point> spare_points_;
+  std::vector<double> spare_costs_;
+  bool speculating_ = false;
   std::coroutine_handle<> waiting_;
 };
 

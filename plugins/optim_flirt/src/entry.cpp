@@ -7,6 +7,8 @@
 
 namespace regpipe::flirt {
 
+constexpr const char* const kSpeculateChoices[] = {"auto", "on", "off", nullptr};
+
 const rp_param_desc kFlirtParams[kFlirtParamCount] = {
     {sizeof(rp_param_desc), "searchrx_min_deg", RP_PARAM_DOUBLE, "-90", -180, 180, nullptr, "deg",
      "lower end of the rotation search about x (FLIRT -searchrx)"},
@@ -35,6 +37,10 @@ const rp_param_desc kFlirtParams[kFlirtParamCount] = {
      "voxel", "the same for the last pass of the schedule, at the finest level"},
     {sizeof(rp_param_desc), "max_iterations", RP_PARAM_INT, "10", 1, 1000, nullptr, "",
      "Powell iterations per local search"},
+    {sizeof(rp_param_desc), "speculate", RP_PARAM_ENUM, "auto", 0, 0, kSpeculateChoices, "",
+     "in the stages of one search, send with each point the points the search needs next "
+     "under each outcome (fewer calls, more evaluations, the same path): auto where a call "
+     "of several points costs little more than one (timed per level), on, off"},
 };
 
 namespace {

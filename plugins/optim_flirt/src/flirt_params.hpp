@@ -19,6 +19,7 @@ enum FlirtParam {
   kTolerance,
   kFinalTolerance,
   kMaxIterations,
+  kSpeculate,
   kFlirtParamCount
 };
 

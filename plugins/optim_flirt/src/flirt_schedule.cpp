@@ -105,7 +105,8 @@ Scored run_schedule(BatchObjective& objective, const rp_host* host, const FlirtS
     log.begin(dof_label(pass.dof), "1 start");
     best = run_lockstep(objective, {from},
                         search_settings(pass.dof, objective.typical_step(), tolerance,
-                                        settings.max_iterations))
+                                        settings.max_iterations),
+                        settings.speculate)
                .front();
     log.end(best.cost);
   }

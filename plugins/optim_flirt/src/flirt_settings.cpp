@@ -60,6 +60,16 @@ FlirtSettings read_settings(const rp::Params& params) {
   s.tolerance_voxels = read_number(params, kTolerance);
   s.final_tolerance_voxels = read_number(params, kFinalTolerance);
   s.max_iterations = static_cast<int>(read_number(params, kMaxIterations));
+  const std::string speculate = params.get_string(kFlirtParams[kSpeculate].name);
+  if (speculate == "on")
+    s.speculate = Speculation::kOn;
+  else if (speculate == "off")
+    s.speculate = Speculation::kOff;
+  else if (speculate == "auto")
+    s.speculate = Speculation::kAuto;
+  else
+    throw rp::Error(RP_INVALID_ARGUMENT,
+                    "speculate=" + speculate + " is not one of auto, on, off");
   return s;
 }
 

@@ -1,6 +1,8 @@
 // optim.flirt's parameters, read and cross-checked once in `create`.
 #pragma once
 
+#include "lockstep.hpp"
+
 #include <regpipe/plugin.hpp>
 
 #include <array>
@@ -20,6 +22,7 @@ struct FlirtSettings {
   double tolerance_voxels = 0.0;        // local searches, in voxels of their level
   double final_tolerance_voxels = 0.0;  // the last pass of the schedule
   int max_iterations = 0;               // Powell iterations per local search
+  Speculation speculate = Speculation::kAuto;  // in the stages of one search (2 and 1 mm)
 };
 
 // Throws rp::Error(RP_INVALID_ARGUMENT) naming the parameter and its value: a value outside

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 namespace regpipe::flirt {
@@ -23,6 +24,9 @@ struct Line {
   std::optional<double> f0, f_minus, f_plus;
 };
 
+// The points the search asks for once a line search ends at alpha (speculation, below).
+using AfterLine = std::function<std::vector<Point>(double alpha)>;
+
 struct LineMinimum {
   double alpha = 0.0;  // 0 unless a strictly lower cost was found
   double cost = 0.0;
@@ -35,31 +39,62 @@ struct Bracket {
   double fa, fb, fc;
 };
 
-Task<double> cost_at(CostChannel& channel, Point p) {
+Task<double> cost_at(CostChannel& channel, Point p, std::vector<Point> speculative = {}) {
   std::vector<Point> ask{p};
-  const std::vector<double> costs = co_await channel.costs(std::move(ask));
+  const std::vector<double> costs = co_await channel.costs(std::move(ask), std::move(speculative));
   co_return costs[0];
+}
+
+bool brent_done(const regpipe_common::Brent& brent, double tolerance) {
+  return std::max(brent.x() - brent.a(), brent.b() - brent.x()) <= tolerance;
+}
+
+// Speculation: what the search asks for after the cost at u, under each outcome where that
+// does not depend on the cost's value (regpipe_common::Brent::next_after), or the points that
+// follow the line where the outcome ends it. Evaluated with u, they save the next call when
+// the outcome comes true; the path is the same either way.
+std::vector<Point> brent_continuations(const regpipe_common::Brent& brent, double u,
+                                       const Line& line, double tolerance,
+                                       const AfterLine& after_line) {
+  std::vector<Point> out;
+  for (const bool lower : {true, false}) {
+    const regpipe_common::Brent next = brent.after(u, lower);
+    if (brent_done(next, tolerance)) {
+      const std::vector<Point> then = after_line(next.x());
+      out.insert(out.end(), then.begin(), then.end());
+    } else if (const std::optional<double> v = brent.next_after(u, lower, 0.5 * tolerance)) {
+      out.push_back(along(line.origin, *v, line.direction));
+    }
+  }
+  return out;
 }
 
 // Brent's method inside a bracket, its first step already parabolic through the bracket's
 // three points. Stops when the minimum is known to within `tolerance` either way; no two
 // points closer than tolerance/2.
-Task<LineMinimum> brent(CostChannel& channel, Line line, Bracket br, double tolerance) {
+Task<LineMinimum> brent(CostChannel& channel, Line line, Bracket br, double tolerance,
+                        AfterLine after_line) {
   const bool a_better = br.fa <= br.fc;
   regpipe_common::Brent brent({br.a, br.c, br.b, br.fb, a_better ? br.a : br.c,
                                a_better ? br.fa : br.fc, a_better ? br.c : br.a,
                                a_better ? br.fc : br.fa, std::fabs(br.c - br.a)});
   for (int step = 0; step < kMaxBrentSteps; ++step) {
-    if (std::max(brent.x() - brent.a(), brent.b() - brent.x()) <= tolerance) break;
+    if (brent_done(brent, tolerance)) break;
     const double u = brent.next(0.5 * tolerance);
-    brent.update(u, co_await cost_at(channel, along(line.origin, u, line.direction)));
+    std::vector<Point> speculative;
+    if (channel.speculating())
+      speculative = brent_continuations(brent, u, line, tolerance, after_line);
+    brent.update(u, co_await cost_at(channel, along(line.origin, u, line.direction),
+                                     std::move(speculative)));
   }
   co_return LineMinimum{brent.x(), brent.fx(), 0.0};
 }
 
 // Minimises along `line`: the unknown costs at alpha = 0, -1, +1 in one request, a downhill
-// bracket if alpha = 0 is not the lowest, then Brent.
-Task<LineMinimum> minimise_line(CostChannel& channel, Line line, double tolerance) {
+// bracket if alpha = 0 is not the lowest, then Brent. `after_line` gives the points the search
+// asks for next once the line ends at some alpha (for speculation only).
+Task<LineMinimum> minimise_line(CostChannel& channel, Line line, double tolerance,
+                                AfterLine after_line) {
   std::vector<Point> ask;
   if (!line.f0) ask.push_back(line.origin);
   if (!line.f_minus) ask.push_back(along(line.origin, -1.0, line.direction));
@@ -76,7 +111,12 @@ Task<LineMinimum> minimise_line(CostChannel& channel, Line line, double toleranc
     double b = f_plus <= f_minus ? 1.0 : -1.0, fb = std::min(f_plus, f_minus);
     for (int step = 0;; ++step) {
       const double c = b + kGold * (b - a);
-      const double fc = co_await cost_at(channel, along(line.origin, c, line.direction));
+      // Speculation: the growth step after this one, should c still be lower.
+      std::vector<Point> speculative;
+      if (channel.speculating() && step < kMaxExpansions)
+        speculative.push_back(along(line.origin, c + kGold * (c - b), line.direction));
+      const double fc =
+          co_await cost_at(channel, along(line.origin, c, line.direction), std::move(speculative));
       if (fc >= fb) {
         bracket = {a, b, c, fa, fb, fc};
         break;
@@ -88,7 +128,7 @@ Task<LineMinimum> minimise_line(CostChannel& channel, Line line, double toleranc
       fb = fc;
     }
   }
-  LineMinimum m = co_await brent(channel, line, bracket, tolerance);
+  LineMinimum m = co_await brent(channel, line, bracket, tolerance, std::move(after_line));
   if (!(m.cost < f0)) m = {0.0, f0, f0};
   m.origin_cost = f0;
   co_return m;
@@ -114,6 +154,14 @@ Task<Scored> local_search(CostChannel& channel, Start start, LocalSearchSettings
   Point x = start.x;
   std::optional<double> fx = start.cost;
   std::vector<Point>& directions = settings.directions;
+  // What the next line search asks for first, from x along d (its cost at x is known then).
+  const auto next_line = [](const Point& from, const Point& d) {
+    return std::vector<Point>{along(from, -1.0, d), along(from, 1.0, d)};
+  };
+  // Powell's extrapolated point and the other end of its bracket (below).
+  const auto shift_ends = [](const Point& from, const Point& shift) {
+    return std::vector<Point>{along(from, 1.0, shift), along(from, -1.0, shift)};
+  };
   for (int iteration = 0; iteration < settings.max_iterations; ++iteration) {
     const Point x_start = x;
     double f_start = 0.0;
@@ -121,8 +169,17 @@ Task<Scored> local_search(CostChannel& channel, Start start, LocalSearchSettings
     size_t largest_index = 0;
     for (size_t i = 0; i < directions.size(); ++i) {
       Line line{x, directions[i], fx, {}, {}};
-      const LineMinimum m =
-          co_await minimise_line(channel, line, alpha_tolerance(directions[i], settings.tolerance));
+      // After this line: the next direction's line, or after the last one Powell's pair along
+      // the iteration's shift unless the search has converged.
+      const AfterLine after_line = [&, i](double alpha) {
+        const Point to = along(x, alpha, directions[i]);
+        if (i + 1 < directions.size()) return next_line(to, directions[i + 1]);
+        const Point shift = difference(to, x_start);
+        if (within_tolerance(shift, settings.tolerance)) return std::vector<Point>{};
+        return shift_ends(to, shift);
+      };
+      const LineMinimum m = co_await minimise_line(
+          channel, line, alpha_tolerance(directions[i], settings.tolerance), after_line);
       if (i == 0) f_start = m.origin_cost;
       if (m.origin_cost - m.cost > largest_decrease) {
         largest_decrease = m.origin_cost - m.cost;
@@ -138,8 +195,7 @@ Task<Scored> local_search(CostChannel& channel, Start start, LocalSearchSettings
     // Powell's direction replacement (Numerical Recipes 3rd ed., 10.7): the extrapolated
     // point x + shift and the point x - shift are the bracket of a line search along shift,
     // so both go out in one request.
-    std::vector<Point> ask{along(x, 1.0, shift), along(x, -1.0, shift)};
-    const std::vector<double> ends = co_await channel.costs(std::move(ask));
+    const std::vector<double> ends = co_await channel.costs(shift_ends(x, shift));
     const double f_extrapolated = ends[0], f_back = ends[1];
     bool replaced = false;
     if (f_extrapolated < f_start) {
@@ -147,13 +203,19 @@ Task<Scored> local_search(CostChannel& channel, Start start, LocalSearchSettings
                            std::pow(f_start - *fx - largest_decrease, 2) -
                        largest_decrease * std::pow(f_start - f_extrapolated, 2);
       if (t < 0.0) {
-        Line along_shift{x, shift, fx, f_back, f_extrapolated};
-        const LineMinimum m = co_await minimise_line(channel, along_shift,
-                                                     alpha_tolerance(shift, settings.tolerance));
-        x = along(x, m.alpha, shift);
-        fx = m.cost;
+        // The directions are replaced first so that the line along shift knows the next
+        // iteration's first direction (its own direction is `shift` either way).
         directions[largest_index] = directions.back();
         directions.back() = shift;
+        const bool last = iteration + 1 == settings.max_iterations;
+        const AfterLine after_line = [&](double alpha) {
+          return last ? std::vector<Point>{} : next_line(along(x, alpha, shift), directions[0]);
+        };
+        Line along_shift{x, shift, fx, f_back, f_extrapolated};
+        const LineMinimum m = co_await minimise_line(
+            channel, along_shift, alpha_tolerance(shift, settings.tolerance), after_line);
+        x = along(x, m.alpha, shift);
+        fx = m.cost;
         replaced = true;
       }
     }

@@ -19,9 +19,17 @@ struct Search {
 }  // namespace
 
 std::vector<Scored> run_lockstep(BatchObjective& objective, const std::vector<Start>& starts,
-                                 const LocalSearchSettings& settings) {
+                                 const LocalSearchSettings& settings, Speculation speculation) {
+  const auto speculating = [&] {
+    return speculation == Speculation::kOn ||
+           (speculation == Speculation::kAuto && objective.extra_points_cheap());
+  };
   std::deque<Search> searches;
-  for (const Start& start : starts) searches.emplace_back(start, settings).task.start();
+  for (const Start& start : starts) {
+    Search& s = searches.emplace_back(start, settings);
+    s.channel.set_speculating(speculating());
+    s.task.start();
+  }
 
   std::vector<Search*> waiting;
   std::vector<Point> batch;
@@ -35,8 +43,10 @@ std::vector<Scored> run_lockstep(BatchObjective& objective, const std::vector<St
       }
     if (waiting.empty()) break;
     const std::vector<double> costs = objective.evaluate(batch);
+    const bool speculate = speculating();
     auto next = costs.begin();
     for (Search* s : waiting) {
+      s->channel.set_speculating(speculate);
       const auto count = static_cast<std::ptrdiff_t>(s->channel.points().size());
       s->channel.answer(std::vector<double>(next, next + count));
       next += count;

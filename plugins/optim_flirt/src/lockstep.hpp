@@ -13,9 +13,15 @@
 
 namespace regpipe::flirt {
 
+// Whether searches send speculative points with their requests (local_search.cpp): never,
+// always, or while the objective finds extra points in a call cheap (BatchObjective).
+enum class Speculation { kAuto, kOn, kOff };
+
 // One local search from every start with the same settings; results in the order of
-// `starts`. Throws what the objective or a search throws.
+// `starts`. Throws what the objective or a search throws. Speculation changes the number of
+// calls and evaluations, never a search's path or result.
 std::vector<Scored> run_lockstep(BatchObjective& objective, const std::vector<Start>& starts,
-                                 const LocalSearchSettings& settings);
+                                 const LocalSearchSettings& settings,
+                                 Speculation speculation = Speculation::kOff);
 
 }  // namespace regpipe::flirt
