@@ -7,6 +7,7 @@
 // which must stay in x order, is the second half (traversal.hpp).
 #pragma once
 
+#include "row_span.hpp"
 #include "settings.hpp"
 
 #include <regpipe_common/voxel_map.hpp>
@@ -32,12 +33,11 @@ template <Interpolation kInterpolation>
 void sample_row_scalar(const regpipe_common::VoxelMap& map, const float* data,
                        const regpipe_common::Grid& mov, int x_begin, int from, int count, int y,
                        int z, RowSamples& out) {
-  const double* m = map.m;
   for (int i = from; i < count; ++i) {
     const int x = x_begin + i;
-    out.x[i] = float(m[0] * x + m[1] * y + m[2] * z + m[3]);
-    out.y[i] = float(m[4] * x + m[5] * y + m[6] * z + m[7]);
-    out.z[i] = float(m[8] * x + m[9] * y + m[10] * z + m[11]);
+    out.x[i] = mapped_coordinate(map, 0, x, y, z);
+    out.y[i] = mapped_coordinate(map, 1, x, y, z);
+    out.z[i] = mapped_coordinate(map, 2, x, y, z);
     out.value[i] = kInterpolation == Interpolation::kNearest
                        ? regpipe_common::nearest(data, mov, out.x[i], out.y[i], out.z[i])
                        : regpipe_common::trilinear(data, mov, out.x[i], out.y[i], out.z[i]);
