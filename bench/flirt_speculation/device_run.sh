@@ -13,24 +13,12 @@
 BUNDLE=$1 BEFORE=$2 OUT=$3 REPEATS=${4:-7}
 source "$BUNDLE/env.sh"  # before set -o pipefail: its ldconfig | awk pipe ends early
 set -euo pipefail
+source "$(dirname "$0")/../flirt_cr_rounds.sh"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/device.txt" || true
-runs=$OUT/runs
-mkdir -p "$runs"
-common=(--set registration.cost.plugin=cuda.cr --set outputs.registered_image=false
-        --set "inputs.reference=$BUNDLE/data/chris_t1.nii.gz"
-        --set "inputs.moving=$BUNDLE/data/chris_PD.nii.gz" -v)
-for round in $(seq 0 "$REPEATS"); do
-  for variant in before off auto on; do
-    case $variant in
-      before) extra=(--plugin-path "$BEFORE" --plugin-override) ;;
-      *) extra=(--set "registration.optimizer.params.speculate=$variant") ;;
-    esac
-    dir=$runs/${variant}_$round
-    mkdir -p "$dir"
-    regpipe run examples/flirt_cr.yaml "${common[@]}" "${extra[@]}" --set "outputs.dir=$dir" \
-      > "$dir/log.txt" 2>&1
-    rm -f "$dir"/*.tfm "$dir"/*.txt.tmp
-  done
-done
-tar -C "$OUT" -czf "$OUT/runs.tar.gz" runs
-rm -rf "$runs"
+variant_args() {
+  case $1 in
+    before) extra=(--plugin-path "$BEFORE" --plugin-override) ;;
+    *) extra=(--set "registration.optimizer.params.speculate=$1") ;;
+  esac
+}
+flirt_cr_rounds "$BUNDLE" "$OUT" "$REPEATS" before off auto on

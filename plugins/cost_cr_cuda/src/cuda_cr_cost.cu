@@ -373,11 +373,15 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
     regpipe_common::make_voxel_map(ref_->voxel_to_world, matrix, mov_->voxel_to_world, &map);
     std::copy(map.m, map.m + 12, host_maps_.get() + 12 * t);
   }
-  // One copy to the device (read in place from host memory, the maps would cost every block
-  // of a batch a PCIe round trip).
-  maps_.ensure(12 * k);
-  RP_CUDA_CHECK(cudaMemcpyAsync(maps_.get(), host_maps_.get(), 12 * k * sizeof(double), cudaMemcpyHostToDevice,
-                                stream_));
+  // fused takes a small call's maps in its launch parameters; otherwise one copy to the device
+  // (read in place from host memory, the maps would cost every block of a batch a PCIe round
+  // trip).
+  const bool inline_maps = scheme_.finishes_itself && k <= kFusedInlineMaps;
+  if (!inline_maps) {
+    maps_.ensure(12 * k);
+    RP_CUDA_CHECK(cudaMemcpyAsync(maps_.get(), host_maps_.get(), 12 * k * sizeof(double), cudaMemcpyHostToDevice,
+                                  stream_));
+  }
   ensure_results(k);
   results_zero_ = false;  // until this call's finish step has run
   host_out_.ensure(2 * k);
@@ -398,7 +402,7 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
   a.nearest = nearest_ ? 1 : 0;
   a.border = regpipe_common::BorderWeight(mov_->grid, mov_->spacing_mm, border_mm_);
   a.bins = bins_;
-  a.maps = maps_.get();
+  a.maps = inline_maps ? nullptr : maps_.get();
   a.sums = results_.get();
   a.overlap = results_.get() + results_capacity_ * entries;
   a.costs_out = device_view(host_out_);
@@ -412,6 +416,7 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
   l.unit_weights = !ref_->weighted && !mov_->weighted && border_mm_ == 0.0;
   if (scheme_.finishes_itself) l.fixed = fixed_point_scales();
   l.tickets = tickets_.get();
+  l.host_maps = inline_maps ? host_maps_.get() : nullptr;
   l.scratch = &scratch_;
   l.scratch_double = &scratch_double_;
   scheme_.run(l);

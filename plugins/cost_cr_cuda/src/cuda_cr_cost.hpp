@@ -110,7 +110,8 @@ class CudaCrCost {
   PresortBuffers presort_;
   FusedBuffers fused_;
   ReferenceLayouts layouts_;
-  // Per evaluation: k maps in (page-locked, one copy to maps_); k costs then k overlaps out,
+  // Per evaluation: k maps in (page-locked, one copy to maps_, or fused's launch parameters for
+  // a few); k costs then k overlaps out,
   // written by the device in place.
   PinnedBuffer<double> host_maps_, host_out_;
   DeviceBuffer<double> maps_, scratch_double_;

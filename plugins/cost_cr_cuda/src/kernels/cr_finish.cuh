@@ -31,9 +31,11 @@ __device__ __forceinline__ double block_sum(double v, double* scratch) {
 // The whole block (blockDim.x a multiple of 32) computes transform t's cost from its bin sums,
 // read through sum(i) for i in [0, 3 bins) (layout of regpipe_common::correlation_ratio_cost),
 // writes it with the overlap weight to a.costs_out / a.overlaps_out, then calls clear() so
-// the next call starts from zero.
+// the next call starts from zero. overlap_is_weight: the overlap weight is the bins' total
+// weight (fused's unweighted kernels, where every sample inside counts with weight 1).
 template <class Sum, class Clear>
-__device__ void finish_transform(const CrArgs& a, int t, double overlap, Sum sum, Clear clear) {
+__device__ void finish_transform(const CrArgs& a, int t, double overlap, Sum sum, Clear clear,
+                                 bool overlap_is_weight = false) {
   const int bins = a.bins;
   __shared__ double scratch[kFinishMaxWarps];
   double w = 0.0, s = 0.0, ss = 0.0, within = 0.0;
@@ -50,7 +52,7 @@ __device__ void finish_transform(const CrArgs& a, int t, double overlap, Sum sum
   within = block_sum(within, scratch);
   if (threadIdx.x == 0) {
     a.costs_out[t] = regpipe_common::correlation_ratio_from_moments(w, s, ss, within);
-    a.overlaps_out[t] = overlap;
+    a.overlaps_out[t] = overlap_is_weight ? w : overlap;
   }
   clear();
 }

@@ -1,5 +1,6 @@
 // fused (ours). What makes it faster than Li & Kumar's five schemes on Hopper (README.md):
-// - one launch for all k transforms of a call (grid.x = transform, grid.y = span range), which
+// - one launch for all k transforms of a call (grid.x = transform, grid.y = span range; a
+//   small call's maps in its parameters, so nothing is copied before it), which
 //   also finishes the evaluation: the last block of each transform to finish computes the cost
 //   (threadfence + atomic ticket, as CUB's single-pass reductions), writes it to the caller's
 //   page-locked memory and zeroes the sums for the next call (no memset, no copy back). Blocks
@@ -7,7 +8,8 @@
 //   read its neighbourhood of the moving image from L2 (fetched from memory once a batch);
 // - warps walk "spans", runs of weighted reference voxels along x made once per reference:
 //   coalesced 2-byte bin loads, no index division, the row part of the voxel map computed
-//   once per span, and reference voxels of weight 0 never visited. A block owns a contiguous
+//   once per span, and reference voxels of weight 0 never visited; of a span only the 64-voxel
+//   steps that can map inside the moving image (steps_inside). A block owns a contiguous
 //   range of spans and its warps take neighbouring rows, so the trilinear neighbours of a
 //   row's samples, shared with the next rows, come from the SM's L1;
 // - the moving image as trilinear quads (regpipe_common_cuda::TrilinearQuads): two 16-byte
@@ -106,7 +108,8 @@ struct BlockHistogram {
 };
 
 // Accumulators of one lane: the background bin in registers (float, a lane's samples in
-// order), the overlap likewise.
+// order), the overlap likewise (weighted kernels: in the plain ones every sample inside counts
+// with weight 1, so the overlap is the total weight, taken at the finish).
 struct LaneSums {
   float hot_w = 0.f, hot_wy = 0.f, hot_wyy = 0.f, overlap = 0.f;
 };
@@ -136,9 +139,9 @@ __device__ __forceinline__ void add_to_histogram(const BlockHistogram& h, int bi
 template <bool kPlain>
 __device__ __forceinline__ void accumulate(const FusedSample& s, int bin, int hot_bin, const FixedPointScales& scale,
                                            const BlockHistogram& h, LaneSums& lane) {
-  lane.overlap += s.overlap;
+  if (!kPlain) lane.overlap += s.overlap;
   if (!(s.w > 0.f)) return;
-  const float wy = s.w * s.y, wyy = wy * s.y;
+  const float wy = kPlain ? s.y : s.w * s.y, wyy = wy * s.y;  // plain: w is 1
   if (bin == hot_bin) {
     lane.hot_w += s.w;
     lane.hot_wy += wy;
@@ -148,6 +151,60 @@ __device__ __forceinline__ void accumulate(const FusedSample& s, int bin, int ho
   }
 }
 
+// The maps of a call of at most kFusedInlineMaps transforms, passed in the launch parameters
+// (SchemeLaunch::host_maps).
+struct InlineMaps {
+  double m[12 * kFusedInlineMaps];
+};
+
+// Positions within this margin of the moving image's box may round into it (the per-sample
+// test decides): far beyond the roundings of a position (double, then float).
+constexpr double kClipMargin = 0.5;
+// Below this |x coefficient| a span's positions along that axis move by under 1e-7 voxels
+// (spans are at most 65536 voxels): the axis is taken as constant along the span.
+constexpr double kFlatSlope = 1e-12;
+
+// One axis of a transform's clip (steps_inside): its position m x + r lies within the margin
+// of [0, last] for x in [fma(-r, inverse, from), fma(-r, inverse, to)], widened by a voxel so
+// that no rounding of that arithmetic drops a voxel mapping inside; inverse = 1 / m, or 0
+// for a flat axis, where r alone decides.
+struct AxisClip {
+  double inverse, from, to;
+};
+
+__device__ __forceinline__ AxisClip axis_clip(double m, double last) {
+  if (fabs(m) < kFlatSlope) return {0.0, 0.0, 0.0};
+  const double inverse = 1.0 / m, low = -kClipMargin * inverse, high = (last + kClipMargin) * inverse;
+  return {inverse, (m > 0.0 ? low : high) - 1.0, (m > 0.0 ? high : low) + 1.0};
+}
+
+// Narrows the reference x range [lo, hi] to this axis's clip; empties it (hi < lo) where no
+// voxel maps inside.
+__device__ __forceinline__ void clip_to_axis(double r, const AxisClip& c, double last, double& lo, double& hi) {
+  if (c.inverse == 0.0) {
+    if (!(r >= -kClipMargin && r <= last + kClipMargin)) hi = -1.0;  // lo >= 0
+    return;
+  }
+  const double from = fma(-r, c.inverse, c.from), to = fma(-r, c.inverse, c.to);
+  lo = from > lo ? from : lo;
+  hi = to < hi ? to : hi;
+}
+
+// The 64-voxel steps [begin, end) of a span (offsets from its first voxel, begin a multiple of
+// 64) that hold every voxel mapping inside the moving image: each axis's position is monotonic
+// in x, so those voxels form one run. A reference larger than the moving image (chris_t1 under
+// chris_PD's slab) skips its rows that map outside without sampling them.
+__device__ __forceinline__ void steps_inside(const CrArgs& a, const int4& span, double rx, double ry, double rz,
+                                             const AxisClip* clip, int& begin, int& end) {
+  double lo = double(span.y), hi = double(span.y + span.z - 1);
+  clip_to_axis(rx, clip[0], double(a.mov_last.x), lo, hi);
+  clip_to_axis(ry, clip[1], double(a.mov_last.y), lo, hi);
+  clip_to_axis(rz, clip[2], double(a.mov_last.z), lo, hi);
+  if (lo > hi) return;
+  begin = (int(lo) - span.y) & ~63;
+  end = int(hi) - span.y + 1;
+}
+
 // kPlain: no weight images and no fuzzy border, so every sample inside weighs exactly 1 (the
 // common case, compiled without the weighting code). At most 48 registers: the kernel waits
 // on its gathers (ncu on an H100: 44% of stalls on L1TEX), so warps matter more than
@@ -155,13 +212,14 @@ __device__ __forceinline__ void accumulate(const FusedSample& s, int bin, int ho
 // with no spills in the plain kernel (the weighted one spills ~60 bytes), and still allows
 // 1024 threads a block.
 template <bool kPlain, bool kQuads>
-__global__ void __maxnreg__(48) fused_kernel(CrArgs a, FusedLayout r, FixedPointScales scale,
-                                                     unsigned* tickets) {
+__global__ void __maxnreg__(48) fused_kernel(CrArgs a, FusedLayout r, FixedPointScales scale, unsigned* tickets,
+                                             const __grid_constant__ InlineMaps inline_maps) {
   extern __shared__ unsigned block_words[];  // 3 bins two-word entries
   // The warps' sums of the background bin and the overlap (w, w y, w y^2, overlap), in the
   // units of the entries (plain: counts for w and the overlap).
   __shared__ unsigned long long warp_totals[4];
   __shared__ double map[12];
+  __shared__ AxisClip clip[3];
   __shared__ bool last_block;
   const int bins = a.bins;
   const int entries = kSumsPerBin * bins;
@@ -170,7 +228,13 @@ __global__ void __maxnreg__(48) fused_kernel(CrArgs a, FusedLayout r, FixedPoint
   if (threadIdx.x < 4) warp_totals[threadIdx.x] = 0ull;
   const int t = int(blockIdx.x);
   // The map once per block, not once per span.
-  if (threadIdx.x < 12) map[threadIdx.x] = a.maps[12 * t + int(threadIdx.x)];
+  const auto map_entry = [&](int i) { return a.maps != nullptr ? a.maps[12 * t + i] : inline_maps.m[12 * t + i]; };
+  if (threadIdx.x < 12) map[threadIdx.x] = map_entry(int(threadIdx.x));
+  if (threadIdx.x >= 12 && threadIdx.x < 15) {
+    const int axis = int(threadIdx.x) - 12;
+    const float last = axis == 0 ? a.mov_last.x : (axis == 1 ? a.mov_last.y : a.mov_last.z);
+    clip[axis] = axis_clip(map_entry(4 * axis), double(last));
+  }
   __syncthreads();
 
   const int warps = int(blockDim.x / 32), warp = int(threadIdx.x / 32), lane_id = int(threadIdx.x % 32);
@@ -184,7 +248,12 @@ __global__ void __maxnreg__(48) fused_kernel(CrArgs a, FusedLayout r, FixedPoint
     const double rx = map[1] * y + map[2] * z + map[3];
     const double ry = map[5] * y + map[6] * z + map[7];
     const double rz = map[9] * y + map[10] * z + map[11];
-    for (int first = 0; first < span.z; first += 64) {  // the same trip count for the whole warp
+    // Only the 64-voxel steps that can sample inside the moving image (steps_inside); each
+    // step keeps its place in the span, so a lane samples the voxels it would without the
+    // clip and every sum keeps its bits.
+    int begin = 0, end = 0;
+    steps_inside(a, span, rx, ry, rz, clip, begin, end);
+    for (int first = begin; first < end; first += 64) {  // the same trip count for the whole warp
       const int j = first + lane_id;  // this lane's two voxels: j, j + 32
       const bool in0 = j < span.z, in1 = j + 32 < span.z;
       const int bin[2] = {in0 ? int(r.bins[span.x + j]) : 0, in1 ? int(r.bins[span.x + j + 32]) : 0};
@@ -200,7 +269,7 @@ __global__ void __maxnreg__(48) fused_kernel(CrArgs a, FusedLayout r, FixedPoint
   long long total[4] = {
       kPlain ? static_cast<long long>(lane.hot_w) : __double2ll_rn(double(lane.hot_w) * scale.w),
       __double2ll_rn(double(lane.hot_wy) * scale.wy), __double2ll_rn(double(lane.hot_wyy) * scale.wyy),
-      kPlain ? static_cast<long long>(lane.overlap) : __double2ll_rn(double(lane.overlap) * scale.overlap)};
+      kPlain ? 0ll : __double2ll_rn(double(lane.overlap) * scale.overlap)};
   for (int c = 0; c < 4; ++c) {
     for (int offset = 16; offset > 0; offset /= 2) total[c] += __shfl_xor_sync(0xffffffffu, total[c], offset);
     if (lane_id == 0 && total[c] != 0) atomicAdd(&warp_totals[c], static_cast<unsigned long long>(total[c]));
@@ -216,7 +285,7 @@ __global__ void __maxnreg__(48) fused_kernel(CrArgs a, FusedLayout r, FixedPoint
     long long v = is_overlap ? static_cast<long long>(warp_totals[3]) : read_split(h.entry(e));
     if (!is_overlap && e / kSumsPerBin == r.hot_bin) v += static_cast<long long>(warp_totals[e % kSumsPerBin]);
     if (v == 0) continue;
-    if (kPlain && (is_overlap || e % kSumsPerBin == 0)) v *= is_overlap ? scale.overlap_one : scale.w_one;
+    if (kPlain && !is_overlap && e % kSumsPerBin == 0) v *= scale.w_one;  // a count (plain: no overlap sums)
     atomicAdd(is_overlap ? overlap : sums + e, static_cast<unsigned long long>(v));
   }
 
@@ -241,7 +310,8 @@ __global__ void __maxnreg__(48) fused_kernel(CrArgs a, FusedLayout r, FixedPoint
           *overlap = 0ull;
           tickets[t] = 0u;
         }
-      });
+      },
+      kPlain);
 }
 
 template <bool kPlain, bool kQuads>
@@ -265,8 +335,10 @@ int resident_blocks_of_both_readers(int threads_per_block, std::size_t shared) {
 
 template <bool kPlain, bool kQuads>
 void launch_fused(dim3 grid, const SchemeLaunch& l, std::size_t shared) {
+  InlineMaps maps{};
+  if (l.host_maps != nullptr) std::copy(l.host_maps, l.host_maps + 12 * l.k, maps.m);
   fused_kernel<kPlain, kQuads><<<grid, l.threads_per_block, shared, l.stream>>>(l.args, l.layouts->fused, l.fixed,
-                                                                                 l.tickets);
+                                                                                 l.tickets, maps);
   RP_CUDA_CHECK_LAUNCH("fused_kernel");
 }
 

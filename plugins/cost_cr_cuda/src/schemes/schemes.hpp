@@ -66,6 +66,9 @@ struct SchemeLaunch {
   bool unit_weights = true;  // no weight images and no fuzzy border: every sample inside weighs 1
   FixedPointScales fixed;    // fused only
   unsigned* tickets = nullptr;  // fused: k counters of finished blocks, zero between calls
+  // fused, calls of at most kFusedInlineMaps transforms: the k maps in host memory, passed in
+  // the launch's parameters (args.maps is then null): no copy queued before the kernel.
+  const double* host_maps = nullptr;
   DeviceBuffer<float>* scratch = nullptr;         // scheme-private working memory
   DeviceBuffer<double>* scratch_double = nullptr;
 };
@@ -125,6 +128,8 @@ inline std::size_t fused_histogram_bytes(int bins) { return std::size_t(bins) * 
 // The most samples one fused block adds to its shared histogram: the low words of its entries
 // (16 bits a sample) stay below 2^32. Spans are at most this long (set_reference checks).
 constexpr uint32_t kMaxBlockSamples = 65536;
+// The most transforms whose maps fused takes in its launch parameters (96 bytes each).
+constexpr std::size_t kFusedInlineMaps = 4;
 constexpr std::size_t kMaxGridY = 65535;
 
 // Blocks for a grid-stride pass over `work` items: enough to fill the GPU, no more than
