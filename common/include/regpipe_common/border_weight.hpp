@@ -21,6 +21,11 @@ class BorderWeight {
     }
   }
 
+  // False when no axis ramps: the weight is then 1 everywhere.
+  RP_HD bool ramps() const {
+    return ramp_per_voxel_[0] != 0.0 || ramp_per_voxel_[1] != 0.0 || ramp_per_voxel_[2] != 0.0;
+  }
+
   // Weight in [0, 1] at moving voxel coordinates inside the sampling domain [0, n-1].
   RP_HD double operator()(float x, float y, float z) const {
     const double p[3] = {x, y, z};

@@ -55,8 +55,7 @@ class CpuCost {
     const std::vector<regpipe_common::VoxelMap> maps = voxel_maps(request);
     const auto add = Measure::accumulator(*ref_, *mov_, settings_);
     const SamplingRule rule{settings_.interpolation,
-                            BorderWeight(mov_->grid, mov_->spacing_mm, settings_.border_mm),
-                            settings_.border_mm > 0.0};
+                            BorderWeight(mov_->grid, mov_->spacing_mm, settings_.border_mm)};
     const bool finished = run_slabs(
         request.k, slabs_, workspace_, lanes_, settings_.threads,
         [&](std::size_t t, int z_begin, int z_end, double* sums) noexcept {

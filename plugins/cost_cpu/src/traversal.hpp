@@ -32,7 +32,6 @@ struct Sample {
 struct SamplingRule {
   Interpolation interpolation;
   BorderWeight border;
-  bool fuzzy_edge;  // border_mm > 0: without it `border` is 1 everywhere and is not called
 };
 
 // The samples of one reference row's voxels [span.begin, span.end), all of which map inside
@@ -62,8 +61,9 @@ void accumulate_row(const PreparedImage& ref, const PreparedImage& mov,
         w_mov = double(regpipe_common::trilinear(mov.weights.data(), mov.grid, px, py, pz));
       // The overlap counts the moving weight too: a reference voxel inside the moving grid
       // but where the moving image weighs nothing is not compared (abi.h's overlap_out).
-      overlap_weight += double(w_ref) * w_mov;
-      double weight = double(w_ref) * w_mov;
+      const double overlap = double(w_ref) * w_mov;
+      overlap_weight += overlap;
+      double weight = overlap;
       if constexpr (kBorder) weight *= rule.border(px, py, pz);
       if (!(weight > 0.0)) continue;
       add(sums, Sample{index, px, py, pz, samples.value[i], weight});
@@ -81,7 +81,7 @@ template <class Add>
                                         const SamplingRule& rule, int z_begin, int z_end,
                                         double* sums, const Add& add) {
   const regpipe_common::Grid& g = ref.grid;
-  const bool moving_weights = !mov.weights.empty(), border = rule.fuzzy_edge;
+  const bool moving_weights = !mov.weights.empty(), border = rule.border.ramps();
   const bool avx2 = row_sampler_uses_avx2(mov.voxel_count());
   double overlap_weight = 0.0;
   for (int z = z_begin; z < z_end; ++z)

@@ -58,7 +58,6 @@ void BatchObjective::begin_stage(const std::string& name) {
   stage_calls_ = 0;
 }
 
-
 std::string BatchObjective::fastest_calls() const {
   std::string out;
   for (size_t k = 1; k <= fastest_seconds_.size(); ++k) {
