@@ -4,11 +4,8 @@
 // traversal's own test, regpipe_common::inside on the float-rounded position, holds.
 #pragma once
 
+#include <regpipe_common/row_bracket.hpp>
 #include <regpipe_common/voxel_map.hpp>
-
-#include <algorithm>
-#include <cmath>
-#include <limits>
 
 namespace regpipe::cost_cpu {
 
@@ -30,29 +27,17 @@ struct RowSpan {
   int begin = 0, end = 0;  // x in [begin, end); empty when begin >= end
 };
 
-// Each rounded coordinate is monotone in x (every double operation and the rounding to float
-// are monotone), so the x for which it lies in [0, n-1] form an interval, and so does their
-// intersection over the three axes. The real-valued solution of the map's inequalities,
-// widened by a margin that covers the float rounding, brackets that interval; the exact test
-// then trims the few voxels at either end.
+// The bracket of regpipe_common::row_bracket.hpp (shared with cuda.cr's fused kernel), trimmed
+// by the exact test to the voxels at either end that map inside.
 inline RowSpan inside_span(const regpipe_common::VoxelMap& map, const regpipe_common::Grid& mov,
                            int nx, int y, int z) {
   double lo = 0.0, hi = double(nx - 1);
   const int n[3] = {mov.nx, mov.ny, mov.nz};
   for (int a = 0; a < 3 && lo <= hi; ++a) {
     const double* r = map.m + 4 * a;
-    const double at0 = r[1] * y + r[2] * z + r[3];  // coordinate at x = 0
-    const double slope = r[0], top = double(n[a] - 1);
-    if (slope == 0.0) continue;  // constant along the row: the exact test below decides
-    // A float near the domain is off by at most a few ulps of max(|top|, |at0|) + 1 from the
-    // real value; in x that is that many ulps divided by the slope, plus a voxel of slack.
-    const double ulps = 4.0 * double(std::numeric_limits<float>::epsilon()) *
-                        (std::max(top, std::abs(at0)) + 1.0);
-    const double margin = 1.0 + ulps / std::abs(slope);
-    double first = (0.0 - at0) / slope, last = (top - at0) / slope;
-    if (slope < 0.0) std::swap(first, last);
-    lo = std::max(lo, std::floor(first - margin));
-    hi = std::min(hi, std::ceil(last + margin));
+    const double last = double(n[a] - 1);
+    regpipe_common::narrow_to_axis(regpipe_common::axis_bracket(r[0], last, nx), r[1] * y + r[2] * z + r[3], last,
+                                   lo, hi);
   }
   RowSpan span;
   if (!(lo <= hi)) return span;
