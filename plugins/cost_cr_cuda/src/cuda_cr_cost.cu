@@ -79,15 +79,6 @@ double fixed_point_scale(double bound) {
   return std::ldexp(1.0, 30 - std::max(exponent, -89));
 }
 
-// The device address of page-locked host memory (unified addressing): the finish steps
-// write the costs there in place, no copy back.
-template <class T>
-T* device_view(const PinnedBuffer<T>& buffer) {
-  void* device = nullptr;
-  RP_CUDA_CHECK(cudaHostGetDevicePointer(&device, buffer.get(), 0));
-  return static_cast<T*>(device);
-}
-
 }  // namespace
 
 CudaCrCost::CudaCrCost(const rp_host*, const rp::Params& params)
@@ -405,7 +396,7 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
   a.maps = inline_maps ? nullptr : maps_.get();
   a.sums = results_.get();
   a.overlap = results_.get() + results_capacity_ * entries;
-  a.costs_out = device_view(host_out_);
+  a.costs_out = host_out_.device_view();  // the finish steps write the costs there in place
   a.overlaps_out = a.costs_out + k;
   l.k = k;
   l.threads_per_block = threads_per_block_;
@@ -419,10 +410,11 @@ void CudaCrCost::evaluate(const rp_cost_request& request) {
   l.host_maps = inline_maps ? host_maps_.get() : nullptr;
   l.scratch = &scratch_;
   l.scratch_double = &scratch_double_;
+  a.signal = signal_.next(unsigned(k), stream_);
   scheme_.run(l);
   if (!scheme_.finishes_itself) finish_double_sums(l);
-  RP_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the one sync of an evaluation
-  results_zero_ = true;
+  signal_.wait(stream_);  // the one wait of an evaluation: the costs are in host memory
+  results_zero_ = true;   // the kernel's clear step precedes any later work on the stream
 
   const double* costs = host_out_.get();
   const double* overlaps = costs + k;

@@ -16,6 +16,7 @@
 #include "schemes/schemes.hpp"
 
 #include <regpipe/plugin.hpp>
+#include <regpipe_common_cuda/call_signal.hpp>
 #include <regpipe_common_cuda/device_measure.hpp>
 #include <regpipe_common_cuda/device_session.hpp>
 #include <regpipe_common_cuda/pinned_buffer.hpp>
@@ -114,6 +115,7 @@ class CudaCrCost {
   // a few); k costs then k overlaps out,
   // written by the device in place.
   PinnedBuffer<double> host_maps_, host_out_;
+  regpipe_common_cuda::CallSignal signal_;  // raised by the finish step once the k costs are out
   DeviceBuffer<double> maps_, scratch_double_;
   // results_capacity_ transforms of sums, then their overlaps; zero between calls.
   DeviceBuffer<double> results_;

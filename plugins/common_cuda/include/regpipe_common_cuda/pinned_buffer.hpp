@@ -24,20 +24,26 @@ class PinnedBuffer {
     if (data_ != nullptr) cudaFreeHost(data_);
     data_ = nullptr;
     capacity_ = 0;
+    device_ = nullptr;
     RP_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), count * sizeof(T)));
     capacity_ = count;
   }
   T* get() const { return data_; }
   // The device address of the same memory (unified addressing): kernels write results there
-  // in place, no copy back.
+  // in place, no copy back. Asked of the runtime once per allocation (a cost call asks every
+  // time).
   T* device_view() const {
-    void* device = nullptr;
-    RP_CUDA_CHECK(cudaHostGetDevicePointer(&device, data_, 0));
-    return static_cast<T*>(device);
+    if (device_ == nullptr) {
+      void* device = nullptr;
+      RP_CUDA_CHECK(cudaHostGetDevicePointer(&device, data_, 0));
+      device_ = static_cast<T*>(device);
+    }
+    return device_;
   }
 
  private:
   T* data_ = nullptr;
+  mutable T* device_ = nullptr;
   std::size_t capacity_ = 0;
 };
 

@@ -5,6 +5,8 @@
 #include <regpipe_common/border_weight.hpp>
 #include <regpipe_common/voxel_map.hpp>
 
+#include <regpipe_common_cuda/call_signal.hpp>
+
 #include <vector_types.h>
 
 #include <cstdint>
@@ -41,6 +43,8 @@ struct CrArgs {
   // the (not yet normalised) overlap weight of each transform.
   double* costs_out;     // k
   double* overlaps_out;  // k
+  // Raised once all k costs are written (one part a transform), for the host's wait.
+  regpipe_common_cuda::CallSignalArgs signal;
 };
 
 }  // namespace regpipe::cost_cr_cuda

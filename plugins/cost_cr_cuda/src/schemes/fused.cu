@@ -3,7 +3,9 @@
 //   small call's maps in its parameters, so nothing is copied before it), which
 //   also finishes the evaluation: the last block of each transform to finish computes the cost
 //   (threadfence + atomic ticket, as CUB's single-pass reductions), writes it to the caller's
-//   page-locked memory and zeroes the sums for the next call (no memset, no copy back). Blocks
+//   page-locked memory, raises the call's signal there (the host spins on it rather than
+//   synchronising the stream: regpipe_common_cuda::CallSignal) and zeroes the sums for the next
+//   call (no memset, no copy back). Blocks
 //   are dispatched transform-fastest, so the blocks running together share a span range and
 //   read its neighbourhood of the moving image from L2 (fetched from memory once a batch);
 // - warps walk "spans", runs of weighted reference voxels along x made once per reference:
@@ -33,6 +35,8 @@
 #include "../kernels/cr_finish.cuh"
 #include "../kernels/cr_sample.cuh"
 #include "schemes.hpp"
+
+#include <regpipe_common/row_bracket.hpp>
 
 #include <regpipe_common_cuda/device_binning.hpp>
 #include <regpipe_common_cuda/trilinear_32.cuh>
@@ -157,49 +161,17 @@ struct InlineMaps {
   double m[12 * kFusedInlineMaps];
 };
 
-// Positions within this margin of the moving image's box may round into it (the per-sample
-// test decides): far beyond the roundings of a position (double, then float).
-constexpr double kClipMargin = 0.5;
-// Below this |x coefficient| a span's positions along that axis move by under 1e-7 voxels
-// (spans are at most 65536 voxels): the axis is taken as constant along the span.
-constexpr double kFlatSlope = 1e-12;
-
-// One axis of a transform's clip (steps_inside): its position m x + r lies within the margin
-// of [0, last] for x in [fma(-r, inverse, from), fma(-r, inverse, to)], widened by a voxel so
-// that no rounding of that arithmetic drops a voxel mapping inside; inverse = 1 / m, or 0
-// for a flat axis, where r alone decides.
-struct AxisClip {
-  double inverse, from, to;
-};
-
-__device__ __forceinline__ AxisClip axis_clip(double m, double last) {
-  if (fabs(m) < kFlatSlope) return {0.0, 0.0, 0.0};
-  const double inverse = 1.0 / m, low = -kClipMargin * inverse, high = (last + kClipMargin) * inverse;
-  return {inverse, (m > 0.0 ? low : high) - 1.0, (m > 0.0 ? high : low) + 1.0};
-}
-
-// Narrows the reference x range [lo, hi] to this axis's clip; empties it (hi < lo) where no
-// voxel maps inside.
-__device__ __forceinline__ void clip_to_axis(double r, const AxisClip& c, double last, double& lo, double& hi) {
-  if (c.inverse == 0.0) {
-    if (!(r >= -kClipMargin && r <= last + kClipMargin)) hi = -1.0;  // lo >= 0
-    return;
-  }
-  const double from = fma(-r, c.inverse, c.from), to = fma(-r, c.inverse, c.to);
-  lo = from > lo ? from : lo;
-  hi = to < hi ? to : hi;
-}
-
 // The 64-voxel steps [begin, end) of a span (offsets from its first voxel, begin a multiple of
-// 64) that hold every voxel mapping inside the moving image: each axis's position is monotonic
-// in x, so those voxels form one run. A reference larger than the moving image (chris_t1 under
-// chris_PD's slab) skips its rows that map outside without sampling them.
+// 64) that hold every voxel mapping inside the moving image: the x bracket of the span's row
+// (regpipe_common::row_bracket.hpp, shared with cpu.cr's row spans; each axis's bracket made
+// once per block). A reference larger than the moving image (chris_t1 under chris_PD's slab)
+// skips its rows that map outside without sampling them.
 __device__ __forceinline__ void steps_inside(const CrArgs& a, const int4& span, double rx, double ry, double rz,
-                                             const AxisClip* clip, int& begin, int& end) {
+                                             const regpipe_common::AxisBracket* bracket, int& begin, int& end) {
   double lo = double(span.y), hi = double(span.y + span.z - 1);
-  clip_to_axis(rx, clip[0], double(a.mov_last.x), lo, hi);
-  clip_to_axis(ry, clip[1], double(a.mov_last.y), lo, hi);
-  clip_to_axis(rz, clip[2], double(a.mov_last.z), lo, hi);
+  regpipe_common::narrow_to_axis(bracket[0], rx, double(a.mov_last.x), lo, hi);
+  regpipe_common::narrow_to_axis(bracket[1], ry, double(a.mov_last.y), lo, hi);
+  regpipe_common::narrow_to_axis(bracket[2], rz, double(a.mov_last.z), lo, hi);
   if (lo > hi) return;
   begin = (int(lo) - span.y) & ~63;
   end = int(hi) - span.y + 1;
@@ -219,7 +191,7 @@ __global__ void __maxnreg__(48) fused_kernel(CrArgs a, FusedLayout r, FixedPoint
   // units of the entries (plain: counts for w and the overlap).
   __shared__ unsigned long long warp_totals[4];
   __shared__ double map[12];
-  __shared__ AxisClip clip[3];
+  __shared__ regpipe_common::AxisBracket bracket[3];
   __shared__ bool last_block;
   const int bins = a.bins;
   const int entries = kSumsPerBin * bins;
@@ -233,14 +205,17 @@ __global__ void __maxnreg__(48) fused_kernel(CrArgs a, FusedLayout r, FixedPoint
   if (threadIdx.x >= 12 && threadIdx.x < 15) {
     const int axis = int(threadIdx.x) - 12;
     const float last = axis == 0 ? a.mov_last.x : (axis == 1 ? a.mov_last.y : a.mov_last.z);
-    clip[axis] = axis_clip(map_entry(4 * axis), double(last));
+    bracket[axis] = regpipe_common::axis_bracket(map_entry(4 * axis), double(last), a.ref_grid.nx);
   }
-  __syncthreads();
-
   const int warps = int(blockDim.x / 32), warp = int(threadIdx.x / 32), lane_id = int(threadIdx.x % 32);
   // This block's contiguous share of the spans; its warps take neighbouring spans.
   const uint32_t first_span = uint32_t(uint64_t(blockIdx.y) * r.span_count / gridDim.y);
   const uint32_t end_span = uint32_t(uint64_t(blockIdx.y + 1) * r.span_count / gridDim.y);
+  __syncthreads();
+
+  // Each warp's spans; only the 64-voxel steps that can sample inside the moving image
+  // (steps_inside). Each step keeps its place in the span, so a lane samples the voxels it would
+  // without the bracket and every sum keeps its bits.
   LaneSums lane;
   for (uint32_t i = first_span + uint32_t(warp); i < end_span; i += uint32_t(warps)) {
     const int4 span = r.spans[i];
@@ -248,11 +223,8 @@ __global__ void __maxnreg__(48) fused_kernel(CrArgs a, FusedLayout r, FixedPoint
     const double rx = map[1] * y + map[2] * z + map[3];
     const double ry = map[5] * y + map[6] * z + map[7];
     const double rz = map[9] * y + map[10] * z + map[11];
-    // Only the 64-voxel steps that can sample inside the moving image (steps_inside); each
-    // step keeps its place in the span, so a lane samples the voxels it would without the
-    // clip and every sum keeps its bits.
     int begin = 0, end = 0;
-    steps_inside(a, span, rx, ry, rz, clip, begin, end);
+    steps_inside(a, span, rx, ry, rz, bracket, begin, end);
     for (int first = begin; first < end; first += 64) {  // the same trip count for the whole warp
       const int j = first + lane_id;  // this lane's two voxels: j, j + 32
       const bool in0 = j < span.z, in1 = j + 32 < span.z;
