@@ -2,14 +2,15 @@
 """Markdown tables from device_run.sh's runs.tar.gz: per variant the median registration and
 search seconds over the rounds after the warm-up (round 0), the single-search stages' calls,
 evaluations and median seconds, and whether every run's transform equals the first before-run's
-bit for bit.  Usage: table.py runs.tar.gz"""
+bit for bit.  Usage: table.py runs.tar.gz [VARIANT ...] (default: speculation's four; other
+variants, e.g. cost_cr_before_after's, list every search stage)."""
 import io
 import json
 import statistics
 import sys
 import tarfile
 
-VARIANTS = ["before", "off", "auto", "on"]
+SPECULATION = ["before", "off", "auto", "on"]
 
 
 def load(path):
@@ -30,12 +31,13 @@ def load(path):
 
 def main():
     runs = load(sys.argv[1])
+    variants = sys.argv[2:] or SPECULATION
     rounds = sorted({r for _, r in runs if r > 0})
     reference = runs[("before", 0)][1]
     print("| variant | registration s (median) | search s | calls, whole search | evaluations |"
           " transform = before's |")
     print("|---|---:|---:|---:|---:|---|")
-    for v in VARIANTS:
+    for v in variants:
         reps = [runs[(v, r)][0] for r in rounds if (v, r) in runs]
         if not reps:
             continue
@@ -47,12 +49,12 @@ def main():
               f" {evals:.0f} | {'yes' if same else 'NO'} |")
     print()
     names = [s["name"] for s in runs[("before", rounds[0])][0]["stages"]
-             if "(1 start)" in s["name"]]
-    print("| stage | " + " | ".join(f"{v} calls / evaluations / ms" for v in VARIANTS) + " |")
-    print("|---|" + "---:|" * len(VARIANTS))
+             if ("(1 start)" in s["name"] if variants == SPECULATION else not s["level_setup"])]
+    print("| stage | " + " | ".join(f"{v} calls / evaluations / ms" for v in variants) + " |")
+    print("|---|" + "---:|" * len(variants))
     for name in names:
         cells = []
-        for v in VARIANTS:
+        for v in variants:
             stages = [next(s for s in runs[(v, r)][0]["stages"] if s["name"] == name)
                       for r in rounds if (v, r) in runs]
             cells.append(f"{statistics.median(s['batches'] for s in stages):.0f} / "
@@ -60,7 +62,7 @@ def main():
                          f"{1e3 * statistics.median(s['seconds'] for s in stages):.1f}")
         print(f"| {name} | " + " | ".join(cells) + " |")
     print()
-    for v in ("auto", "on"):
+    for v in ("auto", "on") if variants == SPECULATION else ():
         for line in runs[(v, rounds[-1])][2].splitlines():
             if "(1 start)" in line and "fastest calls" in line:
                 print(f"- {v}: {line.split('optim.flirt ', 1)[1]}")
