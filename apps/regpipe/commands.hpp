@@ -35,6 +35,10 @@ Command add_compare(CLI::App& app, CommonOptions& common);
 Command add_transform(CLI::App& app);
 Command add_flirt(CLI::App& app, CommonOptions& common);
 Command add_apply(CLI::App& app, CommonOptions& common);
+Command add_serve(CLI::App& app);
+
+// Parses `arguments` (argv, the program's name first) and runs the subcommand: its exit status.
+int run_command_line(const std::vector<std::string>& arguments);
 
 // Exit statuses.
 constexpr int kExitOk = 0;

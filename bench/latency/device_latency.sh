@@ -9,7 +9,9 @@
 # (process start, loading every plugin library); and `regpipe run examples/flirt_cr.yaml` with
 # cuda.cr without the registered image, with it (uint8, the moving image's type) and as
 # float32: the process wall time and regpipe's own summary (its total counts from the
-# pipeline's start). Medians by bench/latency/table.py.
+# pipeline's start); then the same three through `regpipe serve` (REGPIPE_SERVER: processes
+# with CUDA started ahead, docs/serve.md), labelled "served ...". Medians by
+# bench/latency/table.py.
 set -euo pipefail
 bundle=$1 rounds=${2:-5}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -34,8 +36,21 @@ run() {  # label, then --set options
       grep -E "^total|^wall" | tr '\n' ' ')
   echo "run $label: $out"
 }
-for i in $(seq "$rounds"); do
-  run without --set outputs.registered_image=false
-  run uint8
-  run float32 --set outputs.datatype=float32
-done
+runs() {  # label prefix
+  for i in $(seq "$rounds"); do
+    run "${1}without" --set outputs.registered_image=false
+    run "${1}uint8"
+    run "${1}float32" --set outputs.datatype=float32
+  done
+}
+runs ""
+socket=/tmp/regpipe_latency.sock
+regpipe serve --socket "$socket" --ready 2 2>/tmp/serve.log &
+server=$!
+while [ ! -S "$socket" ]; do sleep 0.05; done
+sleep 2  # both waiting processes started
+export REGPIPE_SERVER=$socket
+runs "served "
+unset REGPIPE_SERVER
+kill -INT "$server"
+wait "$server"

@@ -199,6 +199,20 @@ WorkerExit WorkerProcess::wait() {
   int status = 0;
   while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
+  return ended_with(status);
+}
+
+std::optional<WorkerExit> WorkerProcess::try_wait() {
+  if (exit_) return exit_;
+  int status = 0;
+  pid_t ended = 0;
+  while ((ended = ::waitpid(pid_, &status, WNOHANG)) < 0 && errno == EINTR) {
+  }
+  if (ended != pid_) return std::nullopt;
+  return ended_with(status);
+}
+
+WorkerExit WorkerProcess::ended_with(int status) {
   WorkerExit e;
   if (WIFSIGNALED(status)) e.signal = WTERMSIG(status);
   else e.exit_status = WEXITSTATUS(status);

@@ -73,11 +73,19 @@ class WorkerProcess {
   // report pipe).
   void send_task(const std::string& line);
 
+  // The task channel's parent end (-1 without one), for a message that carries a descriptor
+  // (`regpipe serve` hands a client's connection over it).
+  int task_fd() const { return task_fd_; }
+
   // Waits for the child to end.
   WorkerExit wait();
+  // How it ended, if it has; nothing while it runs.
+  std::optional<WorkerExit> try_wait();
   pid_t pid() const { return pid_; }
 
  private:
+  WorkerExit ended_with(int wait_status);  // recorded in exit_
+
   pid_t pid_ = -1;
   int fd_ = -1;            // the report pipe's read end
   int task_fd_ = -1;       // the task channel's parent end

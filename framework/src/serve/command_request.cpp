@@ -1,0 +1,59 @@
+#include "serve/command_request.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <system_error>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace regpipe::serve_socket {
+
+std::string this_executable() {
+  std::error_code error;
+  const std::filesystem::path exe = std::filesystem::canonical("/proc/self/exe", error);
+  return error ? std::string() : exe.string();
+}
+
+std::optional<CommandRequest> request_of_this_process(int argc, const char* const* argv) {
+  CommandRequest r;
+  r.arguments.assign(argv, argv + argc);
+  std::error_code error;
+  r.working_folder = std::filesystem::current_path(error).string();
+  if (error) return std::nullopt;
+  for (char** e = environ; *e != nullptr; ++e) r.environment.emplace_back(*e);
+  r.umask = ::umask(0);
+  ::umask(r.umask);  // read by setting it: put it back
+  r.executable = this_executable();
+  r.version = REGPIPE_VERSION;
+  return r;
+}
+
+std::string to_text(const CommandRequest& r) {
+  return nlohmann::json{{"arguments", r.arguments},   {"working_folder", r.working_folder},
+                        {"environment", r.environment}, {"umask", unsigned(r.umask)},
+                        {"executable", r.executable},   {"version", r.version}}
+      .dump();
+}
+
+std::optional<CommandRequest> request_from_text(const std::string& text) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    CommandRequest r;
+    r.arguments = j.at("arguments").get<std::vector<std::string>>();
+    r.working_folder = j.at("working_folder").get<std::string>();
+    r.environment = j.at("environment").get<std::vector<std::string>>();
+    r.umask = mode_t(j.at("umask").get<unsigned>() & 0777);
+    r.executable = j.at("executable").get<std::string>();
+    r.version = j.at("version").get<std::string>();
+    if (r.arguments.empty()) return std::nullopt;
+    return r;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace regpipe::serve_socket
