@@ -3,6 +3,7 @@
 #pragma once
 
 #include <regpipe_common/measure_math.hpp>
+#include "cr_groups_avx2.hpp"
 #include "param_schema.hpp"
 #include <regpipe_common/prepared_image.hpp>
 #include "settings.hpp"
@@ -36,6 +37,15 @@ struct CorrelationRatio {
       bin[1] += s.weight * y;
       bin[2] += s.weight * y * y;
     }
+#ifdef REGPIPE_COST_CPU_CR_AVX2
+    // The same for the samples of `groups` groups of four voxels from reference voxel `index`
+    // on, in x order, each of weight 1 (see cr_groups_avx2.hpp), with AVX2.
+    void add_unweighted_groups(double* sums, std::size_t index, const float* values,
+                               int groups) const {
+      add_unweighted_cr_groups_avx2(sums, ref.voxel_bins.data() + index, values, mov_shift,
+                                    groups);
+    }
+#endif
   };
   static Accumulate accumulator(const PreparedImage& ref, const PreparedImage& mov,
                                 const Settings&) {

@@ -47,20 +47,19 @@ void sample_row_scalar(const regpipe_common::VoxelMap& map, const float* data,
 #ifdef REGPIPE_COST_CPU_AVX2
 namespace avx2_detail {
 
-// Four rows of the map at once: ((m0 x + m1 y) + m2 z) + m3 for x = x_begin + 0..3, in
-// double, rounded to float: the scalar expression's operations in its order.
-__attribute__((target("avx2"))) inline __m128 coordinate4(const double* r, __m128i xs, int y, int z) {
-  __m256d p = _mm256_mul_pd(_mm256_set1_pd(r[0]), _mm256_cvtepi32_pd(xs));
-  p = _mm256_add_pd(p, _mm256_set1_pd(r[1] * y));
-  p = _mm256_add_pd(p, _mm256_set1_pd(r[2] * z));
-  p = _mm256_add_pd(p, _mm256_set1_pd(r[3]));
-  return _mm256_cvtpd_ps(p);
-}
-
-__attribute__((target("avx2"))) inline __m256 coordinate8(const double* r, int x, int y, int z) {
-  const __m128i lo = _mm_setr_epi32(x, x + 1, x + 2, x + 3);
-  const __m128i hi = _mm_add_epi32(lo, _mm_set1_epi32(4));
-  return _mm256_set_m128(coordinate4(r, hi, y, z), coordinate4(r, lo, y, z));
+// Coordinate `axis` of voxels x_begin + [0, count) of row (y, z), four at a time:
+// ((m0 x + m1 y) + m2 z) + m3 in double, rounded to float, the scalar expression's operations
+// in its order (x stepped by 4.0 in double, exact for any grid index). Writes whole groups of
+// eight, as sample_row_avx2 reads them: up to seven values past `count`, inside the buffers.
+__attribute__((target("avx2"))) inline void coordinates(const double* r, int x_begin, int count,
+                                                        int y, int z, float* out) {
+  const __m256d m0 = _mm256_set1_pd(r[0]), ty = _mm256_set1_pd(r[1] * y),
+                tz = _mm256_set1_pd(r[2] * z), t3 = _mm256_set1_pd(r[3]), four = _mm256_set1_pd(4.0);
+  __m256d x = _mm256_setr_pd(x_begin, x_begin + 1.0, x_begin + 2.0, x_begin + 3.0);
+  for (int i = 0; i < ((count + 7) & ~7); i += 4, x = _mm256_add_pd(x, four)) {
+    const __m256d p = _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(m0, x), ty), tz), t3);
+    _mm_storeu_ps(out + i, _mm256_cvtpd_ps(p));
+  }
 }
 
 // a + f * (b - a), as regpipe_common::trilinear writes each of its seven steps.
@@ -111,17 +110,18 @@ __attribute__((target("avx2"))) inline void sample_row_avx2(const regpipe_common
                                                             const regpipe_common::Grid& mov,
                                                             int x_begin, int count, int y, int z,
                                                             RowSamples& out) {
-  // The last group's lanes past `count` are masked: their points lie outside the span.
+  // First every position (independent of the samples, so the gathers below never wait for
+  // them), then the samples. The last group's lanes past `count` are masked: their points lie
+  // outside the span.
+  coordinates(map.m, x_begin, count, y, z, out.x);
+  coordinates(map.m + 4, x_begin, count, y, z, out.y);
+  coordinates(map.m + 8, x_begin, count, y, z, out.z);
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (int i = 0; i < count; i += 8) {  // count <= kChunk, a multiple of 8: the buffers hold it
-    const int x = x_begin + i;
     const __m256 lanes = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(count - i), lane));
-    const __m256 px = coordinate8(map.m, x, y, z), py = coordinate8(map.m + 4, x, y, z),
-                 pz = coordinate8(map.m + 8, x, y, z);
-    _mm256_storeu_ps(out.x + i, px);
-    _mm256_storeu_ps(out.y + i, py);
-    _mm256_storeu_ps(out.z + i, pz);
-    _mm256_storeu_ps(out.value + i, trilinear8(data, mov, px, py, pz, lanes));
+    _mm256_storeu_ps(out.value + i, trilinear8(data, mov, _mm256_loadu_ps(out.x + i),
+                                               _mm256_loadu_ps(out.y + i),
+                                               _mm256_loadu_ps(out.z + i), lanes));
   }
 }
 

@@ -17,7 +17,8 @@ namespace regpipe::cost_cpu {
 
 // The partial sums of every slab and their total, reused across evaluations. Each slab's sums
 // sit at least a cache line away from the next slab's, so workers never write to the same
-// line (such false sharing more than halves the throughput of two threads).
+// line (such false sharing more than halves the throughput of two threads). The gap also
+// takes the +0.0 that cpu.cr's 4-double adds put one past the last bin (cr_groups_avx2.hpp).
 class SlabWorkspace {
  public:
   SlabWorkspace() = default;
