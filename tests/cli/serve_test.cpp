@@ -12,6 +12,9 @@
 #include <thread>
 
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 using regpipe::test::BackgroundCommand;
@@ -150,6 +153,24 @@ TEST_F(ServeCli, AKilledClientEndsItsCommand) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(server_processes(), 1);
   EXPECT_FALSE(fs::exists(dir_ / "orphan"));
+}
+
+TEST_F(ServeCli, AConnectionThatSendsNothingIsDroppedAfterTenSeconds) {
+  const int silent = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof(address.sun_path), "%s", socket().c_str());
+  ASSERT_EQ(::connect(silent, reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_EQ(server_processes(), 2);  // the one holding the silent connection, and its replacement
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (server_processes() != 1 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(server_processes(), 1);
+  ::close(silent);
+  std::string out;
+  EXPECT_EQ(run_command(through_server() + run_into("after") + " --quiet", &out), 0) << out;
+  EXPECT_EQ(out.find("warning"), std::string::npos) << out;
 }
 
 TEST_F(ServeCli, CtrlCStopsTheServerAfterTheCommandInProgress) {

@@ -21,6 +21,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -97,6 +98,9 @@ int serve_one_command(const ServeOptions& options,
   ::close(kWorkerReportFd);
   ::close(kWorkerTaskFd);
 
+  // A connection that never sends its request does not hold this process forever.
+  const timeval patience{10, 0};
+  ::setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof(patience));
   std::vector<int> streams;
   const std::optional<std::string> text = serve_socket::receive_message(client, &streams);
   const std::optional<serve_socket::CommandRequest> request = text ? serve_socket::request_from_text(*text) : std::nullopt;
