@@ -56,6 +56,18 @@ class ServeCli : public ::testing::Test {
     return " run " + shell_quoted(dir_ / "demo" / "pipeline.yaml") +
            " --set registration.cost.plugin=cpu.cr --set outputs.dir=" + shell_quoted(dir_ / out);
   }
+  // A registration of a few seconds (a larger phantom) started through the server into `out`,
+  // left running 1.5 s.
+  std::unique_ptr<BackgroundCommand> start_long_command(const std::string& out, const std::string& options = "") {
+    std::string made;
+    EXPECT_EQ(run_command(cli() + " phantom " + shell_quoted(dir_ / "big") + " --size 96 --voxel-mm 2", &made), 0) << made;
+    auto client = std::make_unique<BackgroundCommand>(
+        through_server() + " run " + shell_quoted(dir_ / "big" / "pipeline.yaml") + options +
+            " --set registration.cost.plugin=cpu.cr --set outputs.dir=" + shell_quoted(dir_ / out),
+        dir_ / "client.log");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    return client;
+  }
   // Processes of this server waiting or serving a command (the pattern's bracket keeps the
   // shell that runs pgrep from matching it).
   int server_processes() const {
@@ -126,28 +138,18 @@ TEST_F(ServeCli, ASecondServerOnTheSameSocketIsRefused) {
 }
 
 TEST_F(ServeCli, CtrlCReachesTheCommandThere) {
-  std::string out;
-  ASSERT_EQ(run_command(cli() + " phantom " + shell_quoted(dir_ / "big") + " --size 96 --voxel-mm 2", &out), 0) << out;
-  BackgroundCommand client(through_server() + " run " + shell_quoted(dir_ / "big" / "pipeline.yaml") +
-                               " --set registration.cost.plugin=cpu.cr --set outputs.dir=" + shell_quoted(dir_ / "stopped"),
-                           dir_ / "client.log");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  client.signal(SIGINT);
-  EXPECT_EQ(client.wait(), 130) << file_text(dir_ / "client.log");
+  const std::unique_ptr<BackgroundCommand> client = start_long_command("stopped");
+  client->signal(SIGINT);
+  EXPECT_EQ(client->wait(), 130) << file_text(dir_ / "client.log");
   EXPECT_NE(file_text(dir_ / "client.log").find("cancelled"), std::string::npos) << file_text(dir_ / "client.log");
   EXPECT_FALSE(fs::exists(dir_ / "stopped"));
 }
 
 TEST_F(ServeCli, AKilledClientEndsItsCommand) {
-  std::string out;
-  ASSERT_EQ(run_command(cli() + " phantom " + shell_quoted(dir_ / "big") + " --size 96 --voxel-mm 2", &out), 0) << out;
-  BackgroundCommand client(through_server() + " run " + shell_quoted(dir_ / "big" / "pipeline.yaml") +
-                               " --set registration.cost.plugin=cpu.cr --set outputs.dir=" + shell_quoted(dir_ / "orphan"),
-                           dir_ / "client.log");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const std::unique_ptr<BackgroundCommand> client = start_long_command("orphan");
   ASSERT_EQ(server_processes(), 2);  // one serving the command, one waiting
-  client.signal(SIGKILL);
-  client.wait();
+  client->signal(SIGKILL);
+  client->wait();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (server_processes() != 1 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -174,15 +176,9 @@ TEST_F(ServeCli, AConnectionThatSendsNothingIsDroppedAfterTenSeconds) {
 }
 
 TEST_F(ServeCli, CtrlCStopsTheServerAfterTheCommandInProgress) {
-  std::string out;
-  ASSERT_EQ(run_command(cli() + " phantom " + shell_quoted(dir_ / "big") + " --size 96 --voxel-mm 2", &out), 0) << out;
-  BackgroundCommand client(through_server() + " run " + shell_quoted(dir_ / "big" / "pipeline.yaml") +
-                               " --quiet --set registration.cost.plugin=cpu.cr --set outputs.dir=" +
-                               shell_quoted(dir_ / "finished"),
-                           dir_ / "client.log");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const std::unique_ptr<BackgroundCommand> client = start_long_command("finished", " --quiet");
   server_->signal(SIGINT);
-  EXPECT_EQ(client.wait(), 0) << file_text(dir_ / "client.log");
+  EXPECT_EQ(client->wait(), 0) << file_text(dir_ / "client.log");
   EXPECT_EQ(server_->wait(), 0) << file_text(dir_ / "serve.log");
   EXPECT_TRUE(fs::exists(dir_ / "finished" / "transform_world.txt"));
   EXPECT_FALSE(fs::exists(socket()));
