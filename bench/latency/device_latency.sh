@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Whole-command latency of `regpipe run` against what any CUDA process pays (issue 17).
 #
-#   bash bench/latency/device_latency.sh BUNDLE [ROUNDS]
+#   bash bench/latency/device_latency.sh BUNDLE [ROUNDS] [GAP_S]
 #
 # On the device, from the repository root, BUNDLE a device-bundle.sh folder (lib/ unpacked)
 # whose data/ holds chris_t1.nii.gz and chris_PD.nii.gz. Prints, ROUNDS times each (default 5):
@@ -10,10 +10,12 @@
 # cuda.cr without the registered image, with it (uint8, the moving image's type) and as
 # float32: the process wall time and regpipe's own summary (its total counts from the
 # pipeline's start); then the same three through `regpipe serve` (REGPIPE_SERVER: processes
-# with CUDA started ahead, docs/serve.md), labelled "served ...". Medians by
-# bench/latency/table.py.
+# with CUDA started ahead, docs/serve.md), labelled "served ...", back to back; with GAP_S > 0
+# also "served after GAP_S s ..." rounds, each command GAP_S seconds after the previous one (as a
+# script with other work between its commands: the server's replacement process has started
+# CUDA by then). Medians by bench/latency/table.py.
 set -euo pipefail
-bundle=$1 rounds=${2:-5}
+bundle=$1 rounds=${2:-5} gap=${3:-0}
 here=$(cd "$(dirname "$0")" && pwd)
 bash "$bundle/check.sh" >/dev/null
 source "$bundle/env.sh"
@@ -36,11 +38,12 @@ run() {  # label, then --set options
       grep -E "^total|^wall" | tr '\n' ' ')
   echo "run $label: $out"
 }
-runs() {  # label prefix
+runs() {  # label prefix, seconds to wait before each command
+  local pause=${2:-0}
   for i in $(seq "$rounds"); do
-    run "${1}without" --set outputs.registered_image=false
-    run "${1}uint8"
-    run "${1}float32" --set outputs.datatype=float32
+    sleep "$pause"; run "${1}without" --set outputs.registered_image=false
+    sleep "$pause"; run "${1}uint8"
+    sleep "$pause"; run "${1}float32" --set outputs.datatype=float32
   done
 }
 runs ""
@@ -51,6 +54,7 @@ while [ ! -S "$socket" ]; do sleep 0.05; done
 sleep 2  # both waiting processes started
 export REGPIPE_SERVER=$socket
 runs "served "
+if [ "$gap" != 0 ]; then runs "served after ${gap} s, " "$gap"; fi
 unset REGPIPE_SERVER
 kill -INT "$server"
 wait "$server"
