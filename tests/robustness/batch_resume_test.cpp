@@ -88,8 +88,10 @@ TEST_F(BatchResume, AKilledBatchRerunCompletesOnlyTheMissingImages) {
   const fs::path log = dir_ / "killed.log";
   const pid_t pid = start({"run", yaml.string()}, log);
   ASSERT_GT(pid, 0);
-  // scan_04 hanging (for the default 300 s), the images before it written: kill the batch.
-  const bool reached = wait_until_hanging(log) && wait_until_exists(result(3) / "report.json");
+  // scan_04 hanging (for the default 300 s), the images before it written (the batch's line
+  // for scan_03 comes once all its files are; its report.json alone may come before the
+  // registered image, which a writer thread may still be compressing): kill the batch.
+  const bool reached = wait_until_hanging(log) && wait_until_logged(log, "scan_03.nii.gz: ok");
   ::kill(pid, SIGKILL);
   wait_for(pid);
   ASSERT_TRUE(reached) << "the batch never got to scan_04:\n" << text_of(log);

@@ -98,21 +98,18 @@ class FaultBatch : public ::testing::Test {
     ::waitpid(pid, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
-  // Waits (up to a minute) until `log` says that test.fault.hang hangs.
-  static bool wait_until_hanging(const std::filesystem::path& log) {
+  // Waits (up to a minute) until `log` contains `text`.
+  static bool wait_until_logged(const std::filesystem::path& log, const std::string& text) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (text_of(log).find("test.fault.hang: hanging in evaluate") == std::string::npos) {
+    while (text_of(log).find(text) == std::string::npos) {
       if (std::chrono::steady_clock::now() > deadline) return false;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return true;
   }
-  // Waits (up to a minute) until `file` exists.
-  static bool wait_until_exists(const std::filesystem::path& file) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!std::filesystem::exists(file) && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    return std::filesystem::exists(file);
+  // Waits (up to a minute) until `log` says that test.fault.hang hangs.
+  static bool wait_until_hanging(const std::filesystem::path& log) {
+    return wait_until_logged(log, "test.fault.hang: hanging in evaluate");
   }
   static std::string text_of(const std::filesystem::path& file) {
     std::ifstream in(file);
