@@ -32,23 +32,15 @@ std::optional<CommandRequest> request_of_this_process(int argc, const char* cons
   return r;
 }
 
-std::string to_text(const CommandRequest& r) {
-  return nlohmann::json{{"arguments", r.arguments},   {"working_folder", r.working_folder},
-                        {"environment", r.environment}, {"umask", unsigned(r.umask)},
-                        {"executable", r.executable},   {"version", r.version}}
-      .dump();
-}
+// One list of the fields for both directions (mode_t is an unsigned integer).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CommandRequest, arguments, working_folder, environment, umask, executable, version)
+
+std::string to_text(const CommandRequest& r) { return nlohmann::json(r).dump(); }
 
 std::optional<CommandRequest> request_from_text(const std::string& text) {
   try {
-    const nlohmann::json j = nlohmann::json::parse(text);
-    CommandRequest r;
-    r.arguments = j.at("arguments").get<std::vector<std::string>>();
-    r.working_folder = j.at("working_folder").get<std::string>();
-    r.environment = j.at("environment").get<std::vector<std::string>>();
-    r.umask = mode_t(j.at("umask").get<unsigned>() & 0777);
-    r.executable = j.at("executable").get<std::string>();
-    r.version = j.at("version").get<std::string>();
+    CommandRequest r = nlohmann::json::parse(text).get<CommandRequest>();
+    r.umask &= 0777;
     if (r.arguments.empty()) return std::nullopt;
     return r;
   } catch (const nlohmann::json::exception&) {

@@ -320,7 +320,6 @@ FixedPointScales CudaCrCost::scales_for(double deviation) const {
   s.wy_f = float(s.wy);
   s.wyy_f = float(s.wyy);
   s.w_one = std::llrint(s.w);
-  s.overlap_one = std::llrint(s.overlap);
   return s;
 }
 

@@ -29,7 +29,7 @@ using regpipe_common_cuda::DeviceBuffer;
 struct FixedPointScales {
   double w = 1.0, wy = 1.0, wyy = 1.0, overlap = 1.0;
   float w_f = 1.f, wy_f = 1.f, wyy_f = 1.f;  // the same powers of two, for the per-sample products
-  long long w_one = 1, overlap_one = 1;       // a weight (or overlap) of exactly 1 in fixed point
+  long long w_one = 1;                        // a weight of exactly 1 in fixed point
 };
 
 // fused's reference layout: the runs of weighted voxels along x ("spans"), each voxel's bin
