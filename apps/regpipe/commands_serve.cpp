@@ -15,7 +15,7 @@ Command add_serve(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--devices", o->devices, "CUDA devices whose contexts each waiting process starts (absent ones are skipped)")
       ->delimiter(',')
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0, 63))  // the plugins' `device` range
       ->type_name("LIST")
       ->capture_default_str();
   app.add_option("--plugin-path", o->plugin_paths, "Extra plugin folder or file to load ahead (repeatable)")
