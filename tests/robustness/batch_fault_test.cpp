@@ -153,10 +153,14 @@ TEST_F(FaultBatch, AWorkerRefusesATaskForAnotherImageList) {
 }
 
 // With two workers, the other one goes on while the crashed one's place gets a new process:
-// still one image lost, and every other image registered exactly once.
+// still one image lost, and every other image registered exactly once. Each healthy image takes
+// 500 ms, so images still wait when scan_04 crashes: the healthy worker has not been told to
+// end (with the pool empty it would be, and the images its crashed peer had asked for ahead
+// would then refill both places, a fourth process).
 TEST_F(FaultBatch, WithTwoWorkersACrashCostsOneImageAndTheOthersAreRegisteredOnce) {
   int status = -1;
-  const std::string out = run("run " + quoted(pipeline(fault_cost("test.fault.segv"))) + " --workers 2", &status);
+  const std::string cost = "{plugin: test.fault.segv, params: {only_below_extent_mm: 145, healthy_first_evaluation_ms: 500}}";
+  const std::string out = run("run " + quoted(pipeline(cost)) + " --workers 2", &status);
   EXPECT_EQ(status, 2) << out;
   const nlohmann::json report = batch_report();
   EXPECT_EQ(report["summary"]["failures"], 1);
