@@ -2,7 +2,8 @@
 // worker's transforms bit for bit, each reports the card it ran on; with several devices,
 // `all` puts one worker on each; several registrations at once in one worker sharing its CUDA
 // context (execution.registrations_per_worker, issue 17) give one at a time's transforms and
-// registered images bit for bit. Skipped without a CUDA device.
+// registered images bit for bit, and so does a worker taken from `regpipe serve`. Skipped
+// without a CUDA device.
 #include <regpipe/host/atomic_file.hpp>
 
 #include "support/phantom_batch.hpp"
@@ -16,6 +17,7 @@
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <thread>
 
 namespace fs = std::filesystem;
 
@@ -43,10 +45,11 @@ outputs:
   dir: result
 )");
   }
-  // `at_once`: execution.registrations_per_worker.
-  nlohmann::json run_batch(const std::string& out, const std::string& devices, const std::string& at_once = "auto") const {
+  // `at_once`: execution.registrations_per_worker; `client`: what comes before regpipe.
+  nlohmann::json run_batch(const std::string& out, const std::string& devices, const std::string& at_once = "auto",
+                           const std::string& client = "") const {
     std::string text;
-    const int status = regpipe::test::run_command(regpipe::test::regpipe_cli().string() + " run '" +
+    const int status = regpipe::test::run_command(client + regpipe::test::regpipe_cli().string() + " run '" +
                                                       (dir_ / "pipeline.yaml").string() + "' --set outputs.dir=" +
                                                       (dir_ / out).string() + " --devices " + devices +
                                                       " --set execution.registrations_per_worker=" + at_once,
@@ -112,4 +115,20 @@ TEST_F(BatchDevicesCuda, SeveralRegistrationsInOneWorkerGiveOneAtATimesResults) 
   const nlohmann::json automatic = run_batch("auto", "0");
   expect_same_transforms_as_one_worker("auto");
   EXPECT_GT(automatic["workers"][0]["registrations_at_once"].get<int>(), 1);
+}
+
+// Through `regpipe serve` the worker is one of the server's processes, whose CUDA started with
+// every device visible (a worker started here sees only its own): the same transforms and
+// registered images bit for bit.
+TEST_F(BatchDevicesCuda, AServedWorkerGivesAWorkerStartedHeresResults) {
+  run_batch("one", "0", "1");
+  const fs::path socket = dir_ / "serve.sock";
+  regpipe::test::BackgroundCommand server(regpipe::test::regpipe_cli().string() + " serve --ready 2 --socket '" +
+                                              socket.string() + "'",
+                                          dir_ / "serve.log");
+  for (int i = 0; i < 400 && !fs::exists(socket); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(fs::exists(socket));
+  const nlohmann::json report = run_batch("served", "0", "1", "env REGPIPE_SERVER='" + socket.string() + "' ");
+  EXPECT_EQ(report["workers"][0]["served_processes"], 1);
+  expect_same_transforms_as_one_worker("served", "registered.nii.gz");
 }

@@ -8,6 +8,7 @@
 #include <regpipe/host/error.hpp>
 
 #include <charconv>
+#include <cstdio>
 
 namespace regpipe {
 namespace {
@@ -39,6 +40,12 @@ void check_worker_batch_key(const Pipeline& batch, const std::string& key) {
                     std::to_string(batch.inputs.moving.size()) +
                     " images now) is not the one the batch started with; were files added to or removed "
                     "from the inputs.moving glob?");
+}
+
+void report_moment(const std::string& event, std::chrono::steady_clock::time_point t) {
+  char seconds[32];
+  std::snprintf(seconds, sizeof(seconds), "%.6f", std::chrono::duration<double>(t.time_since_epoch()).count());
+  worker_report("at\t" + event + "\t" + seconds);
 }
 
 std::optional<size_t> ImageFeed::next() {

@@ -8,6 +8,9 @@
 //   done <i> <entry>        image i is finished (its batch_report.json entry, one-line JSON)
 //   summary <json>          the worker's totals (reference preparation, waits, I/O threads)
 //   alive                   a sign of life, every two seconds (plugin_watchdog.cpp)
+//   at <event> <seconds>    when the worker reached a point of its start (process_start,
+//                           entered, components, reference_read, reference_prepared), on the
+//                           steady clock, for the report's timeline
 //   fault <kind> <call> <message> <i>
 //                           the worker is ending: kind "crash" (a fatal signal) or "timeout"
 //                           (a plugin call past registration.evaluation_timeout_s); <call> is
@@ -21,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -47,6 +51,9 @@ nlohmann::json bids_entities(const std::filesystem::path& path);
 std::string worker_batch_key(const Pipeline& batch);
 // UserError when the worker's list is not the supervisor's.
 void check_worker_batch_key(const Pipeline& batch, const std::string& key);
+
+// Worker side: an "at" line for `event` at `t`.
+void report_moment(const std::string& event, std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now());
 
 // Worker side: the images the supervisor hands out, one per next() (nullopt once it has no
 // more for this worker, or has gone). One thread at a time.

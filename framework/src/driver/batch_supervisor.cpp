@@ -11,11 +11,14 @@
 // flight are handed out again (when it cannot name one, all in flight fail). A worker that cannot start (its device, its reference)
 // leaves its place empty; the others register the rest. Images whose complete results exist
 // are skipped first (outputs.resume, batch_resume.hpp). batch_report.json and the summary line
-// are written here.
+// are written here. A batch that runs in a process of `regpipe serve` takes its workers from
+// the server's processes started ahead (serve/served_worker.hpp), which have paid their process
+// and CUDA start already; each is still a process of its own.
 #include <regpipe/host/atomic_file.hpp>
 #include <regpipe/host/driver.hpp>
 #include <regpipe/host/host_services.hpp>
 #include <regpipe/host/result_set.hpp>
+#include <regpipe/host/serve.hpp>
 #include <regpipe/host/termination.hpp>
 
 #include "driver/elapsed.hpp"
@@ -23,7 +26,9 @@
 #include "driver/batch_resume.hpp"
 #include "driver/run_outputs.hpp"
 #include "driver/worker_placement.hpp"
+#include "process/process_start.hpp"
 #include "process/worker_process.hpp"
+#include "serve/served_worker.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -79,7 +84,9 @@ void pass_termination_on(int signal) {
     bool running = false;
     for (const pid_t pid : pids) {
       siginfo_t info{};
-      running = running || (::waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid != pid);
+      const int waited = ::waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+      // A served worker is the server's child, not ours: running while it can be signalled.
+      running = running || (waited == 0 ? info.si_pid != pid : errno == ECHILD && ::kill(pid, 0) == 0);
     }
     if (!running) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -105,6 +112,7 @@ std::string cause_of(const WorkerRun& run) {
   if (run.fault) return run.fault->message;
   std::string cause = "the worker process ";
   if (run.exit.silent) return cause.append("gave no sign of life for ").append(std::to_string(kSilenceLimit.count())).append(" s");
+  if (run.exit.unknown) return cause.append("ended, and its server (regpipe serve) went away without telling how");
   cause.append("ended with ");
   if (run.exit.signal != 0) return cause.append(signal_name(run.exit.signal));
   return cause.append("exit status ").append(std::to_string(run.exit.exit_status));
@@ -123,12 +131,25 @@ struct WorkerSlot {
   double seconds_registration = 0.0, seconds_reference_preparation = 0.0;
   std::optional<Clock::time_point> first_start, last_done;
   nlohmann::json device = nullptr;  // as its components described it
+  size_t served_processes = 0;      // of `processes`, those taken from regpipe serve
+  // Its first process's moments, for the report's timeline: its start here, its own (the
+  // worker's "at" lines: its process start, components, reference), its images, its end.
+  std::map<std::string, Clock::time_point> timeline;
 };
+
+// A worker's "at <event> <seconds>" line: the steady clock's seconds (the same in every process).
+Clock::time_point moment_of(const std::string& seconds) {
+  return Clock::time_point(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::stod(seconds))));
+}
 
 class Supervisor {
  public:
-  Supervisor(const Pipeline& p, HostServices& services, std::vector<WorkerPlacement> placements)
-      : p_(p), n_(p.inputs.moving.size()), report_each_(services.reports_summaries()), entries_(n_) {
+  Supervisor(const Pipeline& p, HostServices& services, std::vector<WorkerPlacement> placements, Clock::time_point start)
+      : p_(p), services_(services), start_(start), n_(p.inputs.moving.size()),
+        report_each_(services.reports_summaries()), entries_(n_) {
+    // (A served process was started ahead: its age says nothing of this batch.)
+    if (const auto began = process_start_time(); began && !server_of_this_command())
+      seconds_before_batch_ = std::chrono::duration<double>(start - *began).count();
     for (size_t w = 0; w < placements.size(); ++w) {
       slots_.emplace_back();
       slots_.back().id = w;
@@ -199,17 +220,34 @@ class Supervisor {
       if (s.process || s.retired || pool_.empty() || interrupted_ != 0 || g_passed_on.load() != 0) continue;
       std::vector<std::string> args = run_again;
       args.insert(args.end(), {kBatchWorkerOption, worker_batch_key(p_)});
-      WorkerStart start;
-      start.task_channel = true;
-      start.cpus = s.placement.cpus;
-      if (!s.placement.visible_device.empty()) start.environment = {{"CUDA_VISIBLE_DEVICES", s.placement.visible_device}};
-      s.process = std::make_unique<WorkerProcess>(args, start);
+      if (s.processes == 0) s.timeline["started"] = Clock::now();
+      s.process = start_process(s, args);
       s.run = WorkerRun{};
       s.heard = Clock::now();
       ++s.processes;
       std::lock_guard lock(g_workers_mutex);
       g_workers.insert(s.process->pid());
     }
+  }
+
+  // A process for place `s`: one of the server's (server_of_this_command) where its processes
+  // suit the place (one worker, with all the cores, on the first device: what they started
+  // with), else one started here.
+  std::unique_ptr<WorkerProcess> start_process(WorkerSlot& s, const std::vector<std::string>& args) {
+    WorkerStart start;
+    start.task_channel = true;
+    const std::optional<fs::path> server = server_of_this_command();
+    if (server && s.placement.cpus.empty() && s.placement.device.value_or(0) == 0) {
+      std::string why;
+      if (std::unique_ptr<WorkerProcess> served = start_served_worker(*server, args, start, &why)) {
+        ++s.served_processes;
+        return served;
+      }
+      services_.log(RP_LOG_INFO, "worker " + std::to_string(s.id) + ": " + why + "; its process starts here");
+    }
+    start.cpus = s.placement.cpus;
+    if (!s.placement.visible_device.empty()) start.environment = {{"CUDA_VISIBLE_DEVICES", s.placement.visible_device}};
+    return std::make_unique<WorkerProcess>(args, start);
   }
 
   // Reads the running workers' reports until one of them ends, which is then dealt with.
@@ -242,6 +280,7 @@ class Supervisor {
       pool_.pop_front();
       run.handed.push_back(i);
       s.process->send_task(std::to_string(i));
+      s.timeline.emplace("first_handed", Clock::now());
     } else if (f[0] == "start" && f.size() == 2) {
       const Clock::time_point now = Clock::now();
       run.in_flight[std::stoul(f[1])] = now;
@@ -269,6 +308,8 @@ class Supervisor {
       waiting_for_reads_ += summary["seconds_waiting_for_reading"].get<double>();
       waiting_for_writes_ += summary["seconds_waiting_for_writing"].get<double>();
       io_threads_ = summary["io_threads"];
+    } else if (f[0] == "at" && f.size() == 3 && s.processes == 1) {
+      s.timeline.emplace(f[1], moment_of(f[2]));
     } else if (f[0] == "fault" && f.size() == 5) {
       run.fault = Fault{f[1], f[2], f[3], f[4].empty() ? std::nullopt : std::optional<size_t>(std::stoul(f[4]))};
     }
@@ -278,6 +319,7 @@ class Supervisor {
   void ended(WorkerSlot& s) {
     WorkerRun& run = s.run;
     run.exit = s.process->wait();
+    if (s.processes == 1) s.timeline["ended"] = Clock::now();
     {
       std::lock_guard lock(g_workers_mutex);
       g_workers.erase(s.process->pid());
@@ -373,6 +415,8 @@ class Supervisor {
   nlohmann::json worker_figures() const;
 
   const Pipeline& p_;
+  HostServices& services_;
+  Clock::time_point start_;
   size_t n_;
   bool report_each_;
   std::vector<nlohmann::json> entries_;  // null: not done yet
@@ -381,6 +425,7 @@ class Supervisor {
   int interrupted_ = 0;        // the exit status a passed-on signal ended the batch with
   int own_error_status_ = 0;   // the last status a worker exited with by its own error
   double waiting_for_reads_ = 0.0, waiting_for_writes_ = 0.0;
+  nlohmann::json seconds_before_batch_ = nullptr;
   nlohmann::json io_threads_ = {{"readers", 0}, {"writers", 0}};
 };
 
@@ -391,6 +436,12 @@ nlohmann::json Supervisor::worker_figures() const {
     const double busy = s.first_start && s.last_done
                             ? std::chrono::duration<double>(*s.last_done - *s.first_start).count()
                             : 0.0;
+    // Its first process's moments, in seconds from the batch's start (negative: before it,
+    // such as a served process's start).
+    nlohmann::json timeline = nlohmann::json::object();
+    for (const auto& [event, t] : s.timeline) timeline[event] = std::chrono::duration<double>(t - start_).count();
+    if (s.first_start) timeline["first_image_start"] = std::chrono::duration<double>(*s.first_start - start_).count();
+    if (s.last_done) timeline["last_image_done"] = std::chrono::duration<double>(*s.last_done - start_).count();
     out.push_back({{"worker", s.id},
                    {"device_index", s.placement.device ? nlohmann::json(*s.placement.device) : nlohmann::json()},
                    {"cuda_visible_devices",
@@ -399,6 +450,8 @@ nlohmann::json Supervisor::worker_figures() const {
                    {"cores", s.placement.cpus},
                    {"registrations_at_once", s.registrations_at_once},
                    {"processes", s.processes},
+                   {"served_processes", s.served_processes},
+                   {"timeline", timeline},
                    {"registered", s.registered},
                    {"failed", s.failed},
                    {"seconds_busy", busy},
@@ -438,6 +491,8 @@ void Supervisor::write_report(double total) const {
       {"worker_processes", processes},
       // Wall clock, from the start of the batch to its last file.
       {"seconds_total", total},
+      // This process's own start before the batch's (exec, libraries, plugins, the pipeline).
+      {"seconds_before_batch", seconds_before_batch_},
       {"registrations_per_minute", total > 0.0 ? 60.0 * double(registered) / total : 0.0},
       // Paid once per worker process; without batch mode every image would pay it again.
       {"seconds_reference_preparation", reference},
@@ -478,7 +533,7 @@ BatchOutcome run_batch(const Pipeline& p, HostServices& services, const std::vec
   const auto start = Clock::now();
   std::vector<WorkerPlacement> placements = place_workers(p.execution);  // a missing device: before any file
   OutputFolder folder(p.outputs.dir);
-  Supervisor supervisor(p, services, std::move(placements));
+  Supervisor supervisor(p, services, std::move(placements), start);
   supervisor.skip_complete();
   on_interrupt(pass_interrupt_on);
   on_termination(pass_termination_on);

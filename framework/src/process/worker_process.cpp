@@ -131,6 +131,9 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& args, const WorkerS
   task_fd_ = tasks[0];
 }
 
+WorkerProcess::WorkerProcess(pid_t pid, int report_fd, int task_fd, std::function<WorkerExit()> how_it_ended)
+    : pid_(pid), fd_(report_fd), task_fd_(task_fd), how_it_ended_(std::move(how_it_ended)) {}
+
 WorkerProcess::~WorkerProcess() {
   if (!exit_) {
     ::kill(pid_, SIGKILL);
@@ -196,6 +199,12 @@ void WorkerProcess::send_task(const std::string& line) {
 
 WorkerExit WorkerProcess::wait() {
   if (exit_) return *exit_;
+  if (how_it_ended_) {
+    WorkerExit e = how_it_ended_();
+    e.silent = silent_;
+    exit_ = e;
+    return e;
+  }
   int status = 0;
   while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
@@ -204,6 +213,7 @@ WorkerExit WorkerProcess::wait() {
 
 std::optional<WorkerExit> WorkerProcess::try_wait() {
   if (exit_) return exit_;
+  if (how_it_ended_) return fd_ < 0 ? std::optional<WorkerExit>(wait()) : std::nullopt;  // ended with its pipe
   int status = 0;
   pid_t ended = 0;
   while ((ended = ::waitpid(pid_, &status, WNOHANG)) < 0 && errno == EINTR) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -34,6 +35,8 @@ struct WorkerExit {
   int exit_status = 0;   // when it exited
   int signal = 0;        // when a signal ended it (0: it exited)
   bool silent = false;   // killed by the parent after a silence
+  bool unknown = false;  // a worker not this process's child whose end nobody could tell
+                         // (serve/served_worker.hpp: its server went away)
 };
 
 // "SIGSEGV" for SIGSEGV.
@@ -52,7 +55,11 @@ class WorkerProcess {
   // Starts /proc/self/exe with `args` (argv[1..]). The child ends when this process does; it
   // runs in a process group of its own (a terminal's Ctrl-C does not reach it: pass it on).
   WorkerProcess(const std::vector<std::string>& args, const WorkerStart& start);
-  ~WorkerProcess();  // kills the child if it still runs, and reaps it
+  // A worker started elsewhere (serve/served_worker.hpp: a process of `regpipe serve`), with the
+  // parent ends of its report pipe and task channel: not this process's child, so once its
+  // report pipe has closed, `how_it_ended` (which may wait) tells how it ended.
+  WorkerProcess(pid_t pid, int report_fd, int task_fd, std::function<WorkerExit()> how_it_ended);
+  ~WorkerProcess();  // kills the child if it still runs, and reaps it (or learns its end)
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
 
@@ -92,6 +99,7 @@ class WorkerProcess {
   std::string buffer_;     // read but not yet returned
   bool silent_ = false;
   std::optional<WorkerExit> exit_;
+  std::function<WorkerExit()> how_it_ended_;  // set for a worker that is not a child
 };
 
 // Splits a report line at tabs.

@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 namespace regpipe::serve_socket {
 namespace {
 
-constexpr size_t kMaxDescriptors = 4;
+constexpr size_t kMaxDescriptors = 8;  // a batch worker's: 3 streams, its report pipe and task channel
 constexpr uint32_t kMaxMessageBytes = 16u << 20;  // a command line and its environment
 
 sockaddr_un address_of(const fs::path& path) {
@@ -99,7 +99,7 @@ bool read_all(int socket, char* data, size_t size, std::vector<int>* descriptors
 }  // namespace
 
 int listen_at(const fs::path& path, bool private_folder) {
-  const sockaddr_un address = address_of(path);
+  address_of(path);  // a path too long for a socket: refused first
   if (private_folder) make_private_folder(path.parent_path());
   struct stat info {};
   if (::lstat(path.c_str(), &info) == 0) {
@@ -111,11 +111,20 @@ int listen_at(const fs::path& path, bool private_folder) {
     }
     ::unlink(path.c_str());  // left by a server that ended without removing it
   }
+  // Bound under a name of its own and renamed once it listens, so that whoever waits for the
+  // socket to appear can connect as soon as it does (where that name is too long for a socket,
+  // bound at its place).
+  fs::path bound = path.parent_path() / (".serve." + std::to_string(::getpid()));
+  if (bound.string().size() >= sizeof(sockaddr_un::sun_path)) bound = path;
+  const sockaddr_un bound_address = address_of(bound);
+  ::unlink(bound.c_str());
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw UserError(std::string("regpipe serve: socket: ") + std::strerror(errno));
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0 || ::listen(fd, 64) != 0) {
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&bound_address), sizeof(bound_address)) != 0 ||
+      ::listen(fd, 64) != 0 || (bound != path && ::rename(bound.c_str(), path.c_str()) != 0)) {
     const int error = errno;
     ::close(fd);
+    if (bound != path) ::unlink(bound.c_str());
     throw UserError("regpipe serve: cannot listen at " + path.string() + ": " + std::strerror(error));
   }
   return fd;

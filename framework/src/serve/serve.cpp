@@ -36,7 +36,19 @@ constexpr int kMostFailedStarts = 3;
 struct Member {
   std::unique_ptr<WorkerProcess> process;
   enum State { kStarting, kReady, kServing } state = kStarting;
+  // While serving: the server's copy of its client's connection, on which a signal that ends
+  // the process is told (it cannot send its status itself).
+  int client = -1;
 };
+
+// A serving process has ended: a signal that ended it goes to its client ("signal N", which a
+// batch's supervisor records for its served worker, and a client reports), then the
+// connection is closed here.
+void tell_the_client(Member& m, const WorkerExit& ended) {
+  if (ended.signal != 0) serve_socket::send_message(m.client, "signal " + std::to_string(ended.signal));
+  ::close(m.client);
+  m.client = -1;
+}
 
 std::vector<std::string> member_arguments(const ServeOptions& o) {
   std::vector<std::string> args = {"serve", "--socket", o.socket.string(), "--one-command"};
@@ -106,8 +118,14 @@ int serve(const ServeOptions& options) {
   };
   std::fprintf(stderr, "regpipe serve: listening at %s, %u processes kept ready; commands reach it with\n  export %s=%s\n",
                socket_path.c_str(), options.warm, kServerVariable, socket_path.c_str());
+  // After SIGINT: no more commands; the loop goes on, reaping and telling their clients, until
+  // the commands in progress have ended (a batch's supervisor waits to learn how its served
+  // worker ended).
   bool stopping = false;
-  while (!stopping) {
+  const auto any_serving = [&] {
+    return std::any_of(members.begin(), members.end(), [](const Member& m) { return m.state == Member::kServing; });
+  };
+  while (!stopping || any_serving()) {
     unsigned waiting = 0, ready = 0;
     bool serving_any = false;
     for (const Member& m : members) {
@@ -118,10 +136,11 @@ int serve(const ServeOptions& options) {
     // A process starting CUDA beside a command slows it (0.09 -> 0.13 s of registration on an
     // H100: the new context's set-up shares the GPU), so while a command runs only a pool with
     // nothing left waiting starts one; the others start once the commands have ended.
-    const unsigned target = serving_any ? std::min(options.warm, 1u) : options.warm;
+    const unsigned target = stopping ? 0u : serving_any ? std::min(options.warm, 1u) : options.warm;
     for (; waiting < target; ++waiting) start_one();
 
-    std::vector<pollfd> watched = {{stop_pipe[0], POLLIN, 0}, {ready > 0 ? listener : -1, POLLIN, 0}};
+    std::vector<pollfd> watched = {{stopping ? -1 : stop_pipe[0], POLLIN, 0},
+                                   {ready > 0 && !stopping ? listener : -1, POLLIN, 0}};
     std::vector<Member*> by_fd;
     for (Member& m : members)
       if (m.process->report_fd() >= 0) {
@@ -132,7 +151,12 @@ int serve(const ServeOptions& options) {
                                      [](const Member& m) { return m.process->report_fd() < 0; });
     if (::poll(watched.data(), watched.size(), reaping ? 100 : -1) < 0 && errno != EINTR)
       throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
-    if (watched[0].revents != 0) stopping = true;
+    if (watched[0].revents != 0) {
+      stopping = true;
+      ::close(listener);  // a client (a batch's next worker) finds nobody and runs it itself
+      ::unlink(socket_path.c_str());
+      std::fprintf(stderr, "regpipe serve: stopping; waiting for the commands in progress\n");
+    }
 
     for (size_t i = 2; i < watched.size(); ++i) {
       if (watched[i].revents == 0) continue;
@@ -153,6 +177,7 @@ int serve(const ServeOptions& options) {
       }
       if (it->state == Member::kServing) {
         serving.remove(it->process->pid());
+        tell_the_client(*it, *ended);
       } else {
         std::fprintf(stderr, "regpipe serve: a waiting process ended before it was ready (%s)\n",
                      ended->signal != 0 ? signal_name(ended->signal).c_str()
@@ -176,16 +201,12 @@ int serve(const ServeOptions& options) {
     if (user == ::geteuid() && taker != nullptr &&
         serve_socket::send_message(taker->process->task_fd(), "client", {client})) {
       taker->state = Member::kServing;
+      taker->client = ::fcntl(client, F_DUPFD_CLOEXEC, 0);
       serving.add(taker->process->pid());
     }
     ::close(client);  // a foreign user's connection just closes: the client runs its command itself
   }
 
-  ::close(listener);
-  ::unlink(socket_path.c_str());
-  std::fprintf(stderr, "regpipe serve: stopping; waiting for the commands in progress\n");
-  for (Member& m : members)
-    if (m.state == Member::kServing) m.process->wait();
   members.clear();  // the waiting ones are ended
   return 0;
 }

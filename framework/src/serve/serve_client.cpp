@@ -2,6 +2,7 @@
 #include <regpipe/host/serve.hpp>
 #include <regpipe/host/termination.hpp>
 
+#include "process/worker_process.hpp"
 #include "serve/command_request.hpp"
 #include "serve/local_socket.hpp"
 
@@ -52,10 +53,19 @@ std::optional<int> run_through_server(int argc, const char* const* argv) {
   const std::optional<std::string> ended = serve_socket::receive_message(connection);
   ::close(connection);
   if (ended && ended->rfind("status ", 0) == 0) return std::atoi(ended->c_str() + 7);
+  if (ended && ended->rfind("signal ", 0) == 0) {  // the server tells a signal that ended it
+    const int signal = std::atoi(ended->c_str() + 7);
+    std::fprintf(stderr, "regpipe: error: the server's process %d, which ran this command, ended with %s\n",
+                 int(runner), signal_name(signal).c_str());
+    return 128 + signal;
+  }
+  // Nobody told how it ended: a server that is there always tells (its process's status, or
+  // the signal that ended it), so the server is gone, and its processes with it.
   std::fprintf(stderr,
-               "regpipe: error: the server's process %d, which ran this command, ended without its exit "
-               "status (it crashed, or a signal ended it: its messages are above)\n",
-               int(runner));
+               "regpipe: error: the server at %s went away while its process %d ran this command (the "
+               "server's processes end with it); its outputs are incomplete: start the server again, or run "
+               "the command without %s\n",
+               server, int(runner), kServerVariable);
   return 1;
 }
 

@@ -19,6 +19,7 @@
 #include <iostream>
 #include <thread>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -54,7 +55,8 @@ std::string why_declined(const serve_socket::CommandRequest& request) {
 }
 
 // The client's environment in place of this one's; the server's variable dropped, so that the
-// command's own processes (a batch's workers) run here too.
+// processes the command starts itself do not hand themselves to the server as commands (a
+// batch's supervisor asks it for its workers through served_worker.hpp).
 void take_environment(const std::vector<std::string>& environment) {
   static std::vector<std::string> kept;  // putenv keeps the pointers
   kept = environment;
@@ -78,7 +80,28 @@ void start_components(const PluginHost& plugins) {
   }
 }
 
+// The client's descriptors where the command expects them: the standard streams at 0-2 and a
+// batch worker's report pipe and task channel at kWorkerReportFd / kWorkerTaskFd (the server's
+// channels there are closed). Each is moved above them first, so that placing one cannot
+// close another that arrived at its target's number.
+void place_descriptors(std::vector<int>& received) {
+  const int targets[] = {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, kWorkerReportFd, kWorkerTaskFd};
+  for (int& fd : received) {
+    const int high = ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
+    ::close(fd);
+    fd = high;
+  }
+  for (size_t i = 0; i < received.size(); ++i) {
+    ::dup2(received[i], targets[i]);
+    ::close(received[i]);
+  }
+}
+
+std::optional<std::filesystem::path> g_server;  // the server this process's command came through
+
 }  // namespace
+
+std::optional<std::filesystem::path> server_of_this_command() { return g_server; }
 
 int serve_one_command(const ServeOptions& options,
                       const std::function<int(const std::vector<std::string>& argv)>& run_command) {
@@ -104,7 +127,9 @@ int serve_one_command(const ServeOptions& options,
   std::vector<int> streams;
   const std::optional<std::string> text = serve_socket::receive_message(client, &streams);
   const std::optional<serve_socket::CommandRequest> request = text ? serve_socket::request_from_text(*text) : std::nullopt;
-  if (!request || streams.size() != 3) {
+  // Three standard streams; a batch's worker (served_worker.hpp) adds its report pipe and task
+  // channel.
+  if (!request || (streams.size() != 3 && streams.size() != 5)) {
     serve_socket::send_message(client, "declined a malformed request");
     return 2;
   }
@@ -114,11 +139,9 @@ int serve_one_command(const ServeOptions& options,
   }
   if (!serve_socket::send_message(client, "accepted " + std::to_string(::getpid()))) return 0;
   std::fflush(nullptr);
-  for (int i = 0; i < 3; ++i) {
-    ::dup2(streams[size_t(i)], i);
-    ::close(streams[size_t(i)]);
-  }
+  place_descriptors(streams);
   take_environment(request->environment);
+  g_server = options.socket;
   ::umask(request->umask);
   if (::chdir(request->working_folder.c_str()) != 0) {
     std::fprintf(stderr, "regpipe: error: the server cannot enter the working folder %s: %s\n",

@@ -40,6 +40,10 @@ int serve(const ServeOptions& options);
 int serve_one_command(const ServeOptions& options,
                       const std::function<int(const std::vector<std::string>& argv)>& run_command);
 
+// In a process of the pool serving a command: the server's socket, where a batch's supervisor
+// takes its workers from (batch_supervisor.cpp); nothing in any other process.
+std::optional<std::filesystem::path> server_of_this_command();
+
 // A client: where REGPIPE_SERVER names a server's socket, runs this command line there and
 // returns its exit status; nothing where the variable is unset or empty, or the server cannot
 // take it (not running: a warning, and the command runs here).
