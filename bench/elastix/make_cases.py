@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the known-transform cases of regpipe's registration tests as image files.
 
-    make_cases.py DATA_DIR OUT_DIR
+    make_cases.py DATA_DIR OUT_DIR [CASE...]      # the named known-transform cases only
 
 Each case is a folder with reference.nii.gz, moving.nii.gz and, where the truth is known,
 truth_world.txt (regpipe's world matrix file: RAS, moving -> reference). As in
@@ -103,12 +103,14 @@ def link(target, path):
     os.symlink(os.path.abspath(target), path)
 
 
-def main(data_dir, out_dir):
+def main(data_dir, out_dir, names):
     t1_path = os.path.join(data_dir, "chris_t1.nii.gz")
     t1 = nibabel.load(t1_path)
     t1_data = t1.get_fdata(dtype=np.float32)
     centre = centre_of_mass(t1)
     for name, contrast, axis, angle, shift in KNOWN_CASES:
+        if names and name not in names:
+            continue
         case = os.path.join(out_dir, name)
         os.makedirs(case, exist_ok=True)
         change = rigid_about(axis, angle, centre, shift)
@@ -135,6 +137,6 @@ def main(data_dir, out_dir):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: make_cases.py DATA_DIR OUT_DIR")
-    main(sys.argv[1], sys.argv[2])
+    if len(sys.argv) < 3:
+        sys.exit("usage: make_cases.py DATA_DIR OUT_DIR [CASE...]  (default: every case)")
+    main(sys.argv[1], sys.argv[2], set(sys.argv[3:]))

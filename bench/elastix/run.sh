@@ -13,8 +13,12 @@
 # reference head) against the truth, or against elastix's result for the case without a truth
 # (pd_t1). TOOLS picks the tools (default "elastix flirt powell"); with BEFORE=<another
 # regpipe binary> the tool "before" is that binary's FLIRT pipeline, for a before/after
-# comparison in one run (TOOLS="elastix before flirt"). Markdown on stdout; logs and
-# transforms under WORK_DIR.
+# comparison in one run (TOOLS="elastix before flirt"). REGPIPE_COST (default cpu.cr) is the
+# FLIRT pipelines' cost: cuda.cr on a GPU machine. The tool "served" is the FLIRT pipeline run
+# through `regpipe serve` (started here with REGPIPE's plugins; docs/serve.md), as a script of
+# one command per subject runs it with REGPIPE_SERVER set. Markdown on stdout; logs and
+# transforms under WORK_DIR. Without /usr/bin/time the CPU column is "-"; a served command's
+# CPU is its client's only.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 [[ $# -ge 2 ]] || { echo "usage: run.sh DATA_DIR WORK_DIR [REGPIPE] [CASE...]" >&2; exit 2; }
@@ -22,13 +26,14 @@ data=$1 work=$2 regpipe=${3:-$here/../../build-elastix/bin/regpipe}
 shift $(( $# >= 3 ? 3 : 2 ))
 runs=${RUNS:-3} threads=${THREADS:-$(nproc)}
 read -r -a tools <<<"${TOOLS:-elastix flirt powell}"
+cost=${REGPIPE_COST:-cpu.cr}
 before=${BEFORE:-}
 command -v elastix >/dev/null || { echo "run.sh: elastix not found (apt-get install elastix)" >&2; exit 2; }
 [[ -x $regpipe ]] || { echo "run.sh: $regpipe is not an executable regpipe" >&2; exit 2; }
 [[ " ${tools[*]} " != *" before "* || -x $before ]] ||
   { echo "run.sh: the tool 'before' needs BEFORE=<an executable regpipe>" >&2; exit 2; }
 
-python3 "$here/make_cases.py" "$data" "$work/cases" >&2
+python3 "$here/make_cases.py" "$data" "$work/cases" "$@" >&2
 "$regpipe" phantom "$work/cases/phantom" >/dev/null
 cases=("$@")
 [[ ${#cases[@]} -gt 0 ]] || cases=(t1_shift t1_rot10 synth_rot10 t1_rot45 synth_rot45 phantom pd_t1)
@@ -43,7 +48,7 @@ inputs: {reference: $1/reference.nii.gz, moving: $1/moving.nii.gz}
 registration:
   dof: 12
   levels_mm: $levels
-  cost: {plugin: cpu.cr, params: {bins: $3, threads: $threads}}
+  cost: {plugin: $cost, params: {bins: $3$([[ $cost == cpu.* ]] && echo ", threads: $threads")}}
   optimizer: {plugin: $2}
 outputs: {dir: $4, registered_image: false}
 YAML
@@ -56,16 +61,27 @@ median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 
 timed() {  # log command...: "wall-clock-seconds cpu-percent" of one run
   local start end
+  local timer=(/usr/bin/time -f "%P" -o "$1.cpu")
+  [[ -x /usr/bin/time ]] || { timer=(); echo "-" >"$1.cpu"; }
   start=$(date +%s.%N)
-  /usr/bin/time -f "%P" -o "$1.cpu" "${@:2}" >"$1" 2>&1 || { echo "run.sh: failed, see $1" >&2; return 1; }
+  "${timer[@]}" "${@:2}" >"$1" 2>&1 || { echo "run.sh: failed, see $1" >&2; return 1; }
   end=$(date +%s.%N)
-  echo "$(echo "$end - $start" | bc) $(tr -d '%' <"$1.cpu")"
+  echo "$(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.3f", b - a}') $(tr -d '%' <"$1.cpu")"
 }
 
 error_against() {  # case_dir found_transform [other_transform]
   local truth=${3:-$1/truth_world.txt}
   python3 "$here/error_mm.py" "$1/reference.nii.gz" "$2" "$truth"
 }
+
+if [[ " ${tools[*]} " == *" served "* ]]; then
+  socket=$work/serve.sock
+  "$regpipe" serve --socket "$socket" --ready 2 2>"$work/serve.log" &
+  server_pid=$!
+  trap 'kill -TERM $server_pid; wait $server_pid' EXIT  # TERM: a background job ignores SIGINT
+  until [[ -S $socket ]]; do kill -0 $server_pid || { echo "run.sh: regpipe serve failed, see $work/serve.log" >&2; exit 1; }; sleep 0.05; done
+  sleep 2  # its waiting processes started
+fi
 
 header="| case |" rule="|---|"
 for tool in "${tools[@]}"; do header+=" $tool s | $tool CPU % | $tool error mm |"; rule+="---|---|---|"; done
@@ -83,12 +99,13 @@ for name in "${cases[@]}"; do
         elastix) t=$(timed "$out/log.txt" elastix -f "$c/reference.nii.gz" -m "$c/moving.nii.gz" \
                    -p "$here/affine_mattes.txt" -out "$out" -threads "$threads")
                  cp "$out/TransformParameters.0.txt" "$r/elastix.txt" ;;
-        flirt|powell|before)
-          bins=256 optimizer=optim.$tool binary=$regpipe
+        flirt|powell|before|served)
+          bins=256 optimizer=optim.$tool binary=$regpipe through=()
           [[ $tool == powell ]] && bins=64
           [[ $tool == before ]] && optimizer=optim.flirt binary=$before
+          [[ $tool == served ]] && optimizer=optim.flirt through=(env REGPIPE_SERVER="$socket")
           pipeline "$c" "$optimizer" "$bins" "$out" >"$out/pipeline.yaml"
-          t=$(timed "$out/log.txt" "$binary" run "$out/pipeline.yaml")
+          t=$(timed "$out/log.txt" "${through[@]}" "$binary" run "$out/pipeline.yaml")
           cp "$out/transform_world.txt" "$r/$tool.txt" ;;
       esac
       secs[$tool]+="${t% *} " cpus[$tool]+="${t#* } "
