@@ -56,5 +56,5 @@ export REGPIPE_SERVER=$socket
 runs "served "
 if [ "$gap" != 0 ]; then runs "served after ${gap} s, " "$gap"; fi
 unset REGPIPE_SERVER
-kill -INT "$server"
+kill -TERM "$server"  # not INT: a background job of a script ignores SIGINT
 wait "$server"
