@@ -15,11 +15,12 @@
 // sums of its column (sliding over its rows) and correlates the voxel. DRAM traffic: the images
 // once, the gradient once. The sums are the CPU's (local_cc.hpp) in another order, in double.
 // Radii up to kMaxUnrolledRadius have kernels of their own (loops unrolled), larger ones a
-// generic one. Not DRAM bounds it but latency: timed by phase with clock64 on an H100 (256^3,
-// r = 4, 16 warps a multiprocessor), the staging and x-window take a third of a plane step and
-// the y-window and correlation two thirds (the gradient's reads and writes a fifth of the pass),
-// each phase at about a quarter of the rate its instructions could issue
-// (bench/results/syn_speed_h100.md).
+// generic one. Not DRAM bounds it but its instructions and their latency: timed by phase with
+// clock64 on an H100 (256^3, r = 4, 16 warps a multiprocessor), the staging and x-window take a
+// third of a plane step and the y-window and correlation two thirds (the gradient's reads and
+// writes a fifth of the pass); profiled (Nsight Compute, 256x256x160, r = 4) it executes about
+// 620 instructions a voxel (124 of them FP64, some 300 integer, address and branch ones) at
+// about 2 a clock a multiprocessor, half the issue rate (bench/results/syn_speed_h100.md).
 #include "lcc_march.hpp"
 #include "lcc_voxel.cuh"
 #include "reduce.cuh"
