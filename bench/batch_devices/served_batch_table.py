@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from table import median, utilisation  # noqa: E402
 
 EVENTS = ["started", "process_start", "entered", "components", "reference_read", "reference_prepared",
-          "first_handed", "first_image_start", "last_image_done", "ended"]
+          "first_handed", "first_image_start", "last_image_done", "summary", "ended"]
 
 
 def runs(results):

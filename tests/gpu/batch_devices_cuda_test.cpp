@@ -115,6 +115,17 @@ TEST_F(BatchDevicesCuda, SeveralRegistrationsInOneWorkerGiveOneAtATimesResults) 
   const nlohmann::json automatic = run_batch("auto", "0");
   expect_same_transforms_as_one_worker("auto");
   EXPECT_GT(automatic["workers"][0]["registrations_at_once"].get<int>(), 1);
+  // A batch resamples its registered images behind its registrations, with a resampler of its
+  // own: a single run's files, bit for bit.
+  std::string text;
+  ASSERT_EQ(regpipe::test::run_command(regpipe::test::regpipe_cli().string() + " run '" + (dir_ / "pipeline.yaml").string() +
+                                           "' --set inputs.moving=" + (dir_ / "scans" / "scan_b.nii.gz").string() +
+                                           " --set outputs.dir=" + (dir_ / "single").string(),
+                                       &text),
+            0)
+      << text;
+  for (const char* file : {"transform.mat", "registered.nii.gz"})
+    EXPECT_EQ(file_text("three", "scan_b", file), file_text("", "single", file)) << file;
 }
 
 // Through `regpipe serve` the worker is one of the server's processes, whose CUDA started with

@@ -15,16 +15,19 @@
 // the registered image 0.46-1.5 s: ITK's gzip is single-threaded), so with
 // outputs.parallel_io the files move to worker threads: a read-ahead reads the next moving
 // images while one registers, and a write-behind encodes and writes each result's files while
-// the next registers. Every plugin call (cost, optimizer, resampler: the registration and the
-// registered image's resampling) stays on the registering thread; the I/O workers run ITK
-// readers and writers and the report only. Results, reports and console lines come out in the
-// order the registrations end: the images' order with one lane, as in the sequential batch.
+// the next registers. Every plugin call of a registration (cost, optimizer, resampler) stays on
+// its registering thread; on a GPU the registered images are resampled behind the
+// registrations, by one thread with a resampler of its own (elsewhere on the registering
+// thread); the I/O workers run ITK readers and writers and the report only. Results, reports
+// and console lines come out in the order the registrations end: the images' order with one
+// lane, as in the sequential batch.
 #include <regpipe/host/atomic_file.hpp>
 #include <regpipe/host/driver.hpp>
 #include <regpipe/host/error.hpp>
 #include <regpipe/host/image.hpp>
 #include <regpipe/host/io_pipeline.hpp>
 #include <regpipe/host/plugin_watchdog.hpp>
+#include <regpipe/host/resample_image.hpp>
 #include <regpipe/host/transform_io.hpp>
 #include <regpipe_common/usable_cores.hpp>
 
@@ -94,10 +97,11 @@ struct ImageJob {
   double seconds_resampling = PhaseSeconds::kNotReached;  // the part of phases.writing here
   double seconds = 0.0;  // the time spent on it in all threads
   bool failed = false;  // before its files: read, registration, resampling
+  bool cancelled = false;  // Ctrl-C while it was resampled: neither files nor report
   bool ok = false;      // its files written
   std::string error;
   RegistrationResult result;
-  Image moving;                     // its grid and file type only
+  Image moving;                     // registered, until resampled; then its grid and file type only
   std::optional<Image> registered;  // resampled, to be written
 };
 
@@ -171,8 +175,9 @@ nlohmann::json registering_device(const RegistrationComponents& components) {
 // components compute on a GPU: one registration leaves the GPU idle between its evaluations
 // (the optimizer's host work, each evaluation's launch and sync), which the others fill. On an
 // H100 with FLIRT's CR search, 96 images: 3 gave 1105 / 1372 registrations per minute with /
-// without registered images, 4 gave 1278 / 1431 (GPU 78-82 % busy), one 516 / 806
-// (bench/results/batch_at_once_h100.md).
+// without registered images, 4 gave 1278 / 1431 (GPU 78-82 % busy), one 516 / 806; 24 images
+// through regpipe serve, the worker's own rate 1328 / 1474 at 4, 1286 / 1429 at 6 and 1249 /
+// 1396 at 8 (bench/results/batch_at_once_h100.md).
 constexpr size_t kGpuRegistrationsAtOnce = 4;
 
 size_t registrations_at_once(const Pipeline& p, const RegistrationComponents& first) {
@@ -189,8 +194,8 @@ struct Lane {
   std::exception_ptr stopped;  // what ended it early (Ctrl-C)
 };
 
-// Registers one image on `lane` and resamples its registered image (the plugin calls, on the
-// lane's thread); its files are written behind.
+// Registers one image on `lane` (the plugin calls, on the lane's thread); its registered image
+// is resampled (resample_one) and its files written behind.
 std::shared_ptr<ImageJob> register_one(const Pipeline& p, MovingRead& read, Lane& lane,
                                        const PreparedReference& reference, HostServices& services) {
   const size_t i = read.index;
@@ -210,10 +215,7 @@ std::shared_ptr<ImageJob> register_one(const Pipeline& p, MovingRead& read, Lane
     job->result = register_images(job->one, lane.images, reference, lane.components, services);
     job->phases.registration = seconds_since(registration_start);
     job->result.seconds_loading = job->phases.reading;
-    const auto resampling_start = Clock::now();
-    job->registered = resample_registered(job->one, lane.images, job->result.ref_to_mov, *lane.components.resampler);
-    if (job->registered) job->phases.writing = job->seconds_resampling = seconds_since(resampling_start);
-    job->moving = image_header(lane.images.moving);
+    job->moving = std::move(lane.images.moving);
   } catch (const ComponentError& e) {
     if (e.status() == RP_CANCELLED) throw;  // Ctrl-C stops the batch, not only this image
     job->failed = true;
@@ -224,6 +226,39 @@ std::shared_ptr<ImageJob> register_one(const Pipeline& p, MovingRead& read, Lane
   }
   job->seconds = read.seconds + seconds_since(work_start);
   return job;
+}
+
+// The registered image of a registered job through `resampler` (one call at a time: its own
+// thread's), after which only the moving image's header is kept (what its files need).
+void resample_one(ImageJob& job, const Image& reference, ResamplerInstance& resampler) {
+  const auto start = Clock::now();
+  const ImageOnThisThread watched(job.index);  // a fault in the resampler names this image
+  try {
+    job.registered = resample_registered(job.one, job.moving, reference, job.result.ref_to_mov, resampler);
+    if (job.registered) job.phases.writing = job.seconds_resampling = seconds_since(start);
+  } catch (const ComponentError& e) {
+    job.failed = true;
+    job.cancelled = e.status() == RP_CANCELLED;  // the batch stops: this image is not finished
+    job.error = e.what();
+  } catch (const std::exception& e) {
+    job.failed = true;
+    job.error = e.what();
+  }
+  job.moving = image_header(job.moving);
+  job.seconds += seconds_since(start);
+}
+
+// A resampler of the batch's own for the registered images, resampled behind the registrations
+// by one thread, where the registrations are on a GPU (its call is 0.024 s of an H100 lane's
+// 0.15 s per image with 4 at once, bench/results/batch_at_once_h100.md) and files are written
+// behind; nothing elsewhere (each lane resamples its own images: a CPU resampler's threads
+// would compete with a CPU registration's).
+std::optional<CreatedResampler> resampler_behind(const Pipeline& p, const BatchIo& io, const Lane& first,
+                                                 const PluginHost& plugins, HostServices& services) {
+  if (io.writers == 0 || (!p.outputs.registered_image && !p.outputs.qa_png) ||
+      registering_device(first.components).is_null())
+    return std::nullopt;
+  return create_resampler(p.registration.resampler, plugins, services);
 }
 
 }  // namespace
@@ -251,9 +286,14 @@ void run_batch_worker(const Pipeline& p, const PluginHost& plugins, HostServices
   const BatchIo io = batch_io(p.outputs.parallel_io, lanes.size());
 
   // Declared in this order so that, leaving early (Ctrl-C), the reads stop first and the
-  // results already registered are written while the lanes and `reporter` still exist.
+  // results already registered are resampled and written while the lanes and `reporter`
+  // still exist. Without a resampler of its own, `resampling` runs each job on its lane's
+  // thread with the lane's resampler.
   const ImageReporter reporter(p.inputs.moving.size(), services.reports_summaries());
   WriteBehind writes(io.writers, io.write_queue);
+  const std::optional<CreatedResampler> behind = resampler_behind(p, io, lanes[0], plugins, services);
+  WriteBehind resampling(behind ? 1 : 0, lanes.size());
+  double waiting_for_writes_inline = 0.0;  // lanes' waits in `resampling`'s jobs, one at a time under its lock
   ImageFeed feed(p.inputs.moving.size());
   ReadAhead<MovingRead> reads(io.readers, io.read_ahead, [&feed] { return feed.next(); }, [&p](size_t i) {
     MovingRead read;
@@ -270,38 +310,50 @@ void run_batch_worker(const Pipeline& p, const PluginHost& plugins, HostServices
 
   // With the read-ahead running, the first moving images are read while the reference is
   // prepared once, with the first lane's resampler (whose device levels the others' costs
-  // read: one CUDA context), and each lane gets a copy of its voxels.
+  // read: one CUDA context); each other lane copies its voxels on its own thread, while the
+  // first registers (three copies of a 256x256x160 reference held the first image 0.07 s on
+  // an H100 host).
   reference_read.get();
   lanes[0].images.reference = std::move(reference_files.reference);
   lanes[0].images.reference_weight = std::move(reference_files.reference_weight);
   const PreparedReference reference = prepare_reference(p, lanes[0].images, lanes[0].components);
   report_moment("reference_prepared");
-  for (size_t l = 1; l < lanes.size(); ++l) {
-    lanes[l].images.reference = lanes[0].images.reference;
-    lanes[l].images.reference_weight = lanes[0].images.reference_weight;
-  }
+  const Image& reference_image = lanes[0].images.reference;  // read-only from here
 
   std::mutex taking;  // the lanes take images in turn, in the read-ahead's order
   const auto take = [&]() -> std::optional<MovingRead> {
     std::lock_guard lock(taking);
     return reads.take();
   };
+  // A job's files, after its resampling, in the order the registrations ended; a failed one
+  // is only reported, in its turn.
+  const auto write_behind = [&](const std::shared_ptr<ImageJob>& job) {
+    if (job->cancelled) return;
+    const auto finish = [job, &reporter] { reporter.finish(*job); };
+    if (job->failed) {
+      writes.submit(nullptr, finish);
+      return;
+    }
+    const double waited = writes.submit([job, &reference_image] { write_files(*job, reference_image); }, finish);
+    if (!behind) waiting_for_writes_inline += waited;  // on the lane's thread
+  };
   const auto register_lane = [&](Lane& lane) {
     try {
+      if (&lane != &lanes[0]) {
+        lane.images.reference = reference_image;
+        lane.images.reference_weight = lanes[0].images.reference_weight;
+      }
       for (;;) {
         const auto wait_start = Clock::now();
         std::optional<MovingRead> next = take();
         if (io.readers > 0) lane.waiting_for_reads += seconds_since(wait_start);
         if (!next) break;
-        auto job = register_one(p, *next, lane, reference, services);
-        const auto finish = [job, &reporter] { reporter.finish(*job); };
-        if (job->failed) {
-          writes.submit(nullptr, finish);  // reported in its turn, after the images before it
-          continue;
-        }
-        const Image& reference_image = lane.images.reference;
-        lane.waiting_for_writes +=
-            writes.submit([job, &reference_image] { write_files(*job, reference_image); }, finish);
+        std::shared_ptr<ImageJob> job = register_one(p, *next, lane, reference, services);
+        ResamplerInstance& resampler = behind ? *behind->instance : *lane.components.resampler;
+        std::function<void()> resample;
+        if (!job->failed) resample = [job, &reference_image, &resampler] { resample_one(*job, reference_image, resampler); };
+        const double waited = resampling.submit(std::move(resample), [job, &write_behind] { write_behind(job); });
+        if (behind) lane.waiting_for_writes += waited;
       }
     } catch (...) {  // Ctrl-C: the other lanes see it too and end
       lane.stopped = std::current_exception();
@@ -314,9 +366,10 @@ void run_batch_worker(const Pipeline& p, const PluginHost& plugins, HostServices
   }
   for (Lane& lane : lanes)
     if (lane.stopped) std::rethrow_exception(lane.stopped);
+  resampling.drain();
   writes.drain();
 
-  double waiting_for_reads = 0.0, waiting_for_writes = 0.0;  // registering threads idle
+  double waiting_for_reads = 0.0, waiting_for_writes = waiting_for_writes_inline;  // registering threads idle
   for (const Lane& lane : lanes) {
     waiting_for_reads += lane.waiting_for_reads;
     waiting_for_writes += lane.waiting_for_writes;
@@ -328,6 +381,7 @@ void run_batch_worker(const Pipeline& p, const PluginHost& plugins, HostServices
                                               {"seconds_waiting_for_reading", waiting_for_reads},
                                               {"seconds_waiting_for_writing", waiting_for_writes}}
                                   .dump());
+  worker_reports_ended();
 }
 
 }  // namespace regpipe

@@ -39,11 +39,11 @@ class OutputFolder {
 // First half, on the thread that owns the plugins: the moving image resampled onto the
 // reference grid through the pipeline's resampler plugin (outputs.registered_image or
 // outputs.qa_png), else nothing: through a resampler of the pipeline's made for it, or through
-// `resampler` (a batch's registering thread uses its own, made once for all its images).
+// `resampler` (a batch's, made once for all its images).
 std::optional<Image> resample_registered(const Pipeline& p, const RegistrationImages& images,
                                          const Eigen::Matrix4d& ref_to_mov,
                                          const PluginHost& plugins, HostServices& services);
-std::optional<Image> resample_registered(const Pipeline& p, const RegistrationImages& images,
+std::optional<Image> resample_registered(const Pipeline& p, const Image& moving, const Image& reference,
                                          const Eigen::Matrix4d& ref_to_mov, ResamplerInstance& resampler);
 // Second half, on any thread (no plugin is called): transforms, registered image, QA picture
 // and report.json, staged and published together (ResultSet: all or none), into p.outputs.dir. `reference` is the whole

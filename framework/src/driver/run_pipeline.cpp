@@ -78,10 +78,10 @@ float foreground_threshold(const Image& image) {
   return regpipe_common::foreground_threshold(image.data.data(), image.data.size());
 }
 
-std::optional<Image> resample_registered(const Pipeline& p, const RegistrationImages& images,
+std::optional<Image> resample_registered(const Pipeline& p, const Image& moving, const Image& reference,
                                          const Eigen::Matrix4d& ref_to_mov, ResamplerInstance& resampler) {
   if (!p.outputs.registered_image && !p.outputs.qa_png) return std::nullopt;
-  return resample_onto(resampler, images.moving, images.reference, ref_to_mov,
+  return resample_onto(resampler, moving, reference, ref_to_mov,
                        interpolation_code(interpolation_from_name(p.outputs.interpolation)));
 }
 
@@ -90,7 +90,7 @@ std::optional<Image> resample_registered(const Pipeline& p, const RegistrationIm
                                          const PluginHost& plugins, HostServices& services) {
   if (!p.outputs.registered_image && !p.outputs.qa_png) return std::nullopt;
   const CreatedResampler resampler = create_resampler(p.registration.resampler, plugins, services);
-  return resample_registered(p, images, ref_to_mov, *resampler.instance);
+  return resample_registered(p, images.moving, images.reference, ref_to_mov, *resampler.instance);
 }
 
 namespace {

@@ -44,6 +44,14 @@ std::optional<std::string> worker_task_line() {
   }
 }
 
+void worker_reports_ended() {
+  const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd < 0) return;
+  ::dup3(null_fd, kWorkerReportFd, O_CLOEXEC);
+  ::dup3(null_fd, kWorkerTaskFd, O_CLOEXEC);
+  ::close(null_fd);
+}
+
 std::string signal_name(int signal) {
   const char* name = sigabbrev_np(signal);
   return name != nullptr ? std::string("SIG") + name : "signal " + std::to_string(signal);
@@ -209,6 +217,12 @@ WorkerExit WorkerProcess::wait() {
   while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
   return ended_with(status);
+}
+
+WorkerExit WorkerProcess::let_go() {
+  if (!exit_) exit_ = WorkerExit{};
+  how_it_ended_ = nullptr;  // a served one's connection closes
+  return *exit_;
 }
 
 std::optional<WorkerExit> WorkerProcess::try_wait() {

@@ -27,10 +27,18 @@ struct Descriptors {
   }
 };
 
+// A served worker's connection, closed with the last copy of the function that reads its end.
+struct Connection {
+  int fd;
+  explicit Connection(int fd) : fd(fd) {}
+  ~Connection() { ::close(fd); }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+};
+
 // How a served worker ended, from its connection (after its report pipe closed).
 WorkerExit read_end(int connection) {
   const std::optional<std::string> told = serve_socket::receive_message(connection);
-  ::close(connection);
   WorkerExit e;
   if (told && told->rfind("status ", 0) == 0) e.exit_status = std::atoi(told->c_str() + 7);
   else if (told && told->rfind("signal ", 0) == 0) e.signal = std::atoi(told->c_str() + 7);
@@ -79,7 +87,8 @@ std::unique_ptr<WorkerProcess> start_served_worker(const std::filesystem::path& 
   ::setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof(forever));
   ours.fds = {report[1], tasks[1]};  // the worker holds its ends now; ours are kept below
   if (start.quiet) ours.fds.push_back(output);
-  return std::make_unique<WorkerProcess>(pid, report[0], tasks[0], [connection] { return read_end(connection); });
+  const auto held = std::make_shared<Connection>(connection);
+  return std::make_unique<WorkerProcess>(pid, report[0], tasks[0], [held] { return read_end(held->fd); });
 }
 
 }  // namespace regpipe
