@@ -20,7 +20,10 @@
 // level the level grid's allocation, the resampler call, and the same call again into the
 // already written level (no upload, no first touch of the memory) and onto one voxel (the
 // prefilter and one synchronisation); per image the upload alone and its finest level
-// allocated in fresh memory (after malloc_trim); and the centre of mass and mass radius passes.
+// allocated in fresh memory (after malloc_trim); where the resampler and the cost take images in
+// device memory, each level of both images made there with fresh components and the cost's
+// set-up of it (set_reference, set_moving, its first two evaluations); and the centre of mass
+// and mass radius passes.
 #include "bench_support.hpp"
 
 #include <regpipe/host/driver.hpp>
@@ -143,6 +146,39 @@ double time_ms(F&& f) {
   return 1e3 * seconds_since(start);
 }
 
+// With fresh components, as a registration on the device path meets them and in the driver's
+// order: the reference's levels made in device memory, then the moving image's, then per level
+// the cost's set-up (set_reference and set_moving from device memory, and its first and second
+// one-transform evaluations; a registration's set-up makes one, the overlap rule's).
+template <class Put, class MovingMm>
+void device_level_setups(const Pipeline& p, const RegistrationImages& images, const PluginHost& plugins,
+                         HostServices& services, const std::vector<double>& levels, const MovingMm& moving_mm,
+                         const Put& put) {
+  RegistrationComponents c;
+  put("device path, fresh: create components", time_ms([&] { c = create_registration_components(p, plugins, services); }));
+  const auto at = [](double mm, const char* what) {
+    char text[96];
+    std::snprintf(text, sizeof text, "device path, fresh, %g mm: %s", mm, what);
+    return std::string(text);
+  };
+  std::vector<Level> ref(levels.size()), mov(levels.size());
+  const uint64_t ref_id = new_input_id(), mov_id = new_input_id();
+  for (size_t i = 0; i < levels.size(); ++i)
+    put(at(levels[i], "reference level"),
+        time_ms([&] { ref[i] = make_device_level(images.reference, levels[i], *c.resampler, ref_id); }));
+  for (size_t i = 0; i < levels.size(); ++i)
+    put(at(levels[i], "moving level"),
+        time_ms([&] { mov[i] = make_device_level(images.moving, moving_mm(levels[i]), *c.resampler, mov_id); }));
+  const double identity[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+  double cost = 0.0;
+  for (size_t i = 0; i < levels.size(); ++i) {
+    put(at(levels[i], "cost set_reference"), time_ms([&] { c.cost->set_reference(*ref[i].device); }));
+    put(at(levels[i], "cost set_moving"), time_ms([&] { c.cost->set_moving(*mov[i].device); }));
+    put(at(levels[i], "cost first evaluation (k=1)"), time_ms([&] { c.cost->evaluate(identity, 1, &cost); }));
+    put(at(levels[i], "cost second evaluation (k=1)"), time_ms([&] { c.cost->evaluate(identity, 1, &cost); }));
+  }
+}
+
 void pyramid_breakdown(const Pipeline& p, const RegistrationImages& images, int repeats, const PluginHost& plugins,
                        HostServices& services) {
   const auto& levels = p.registration.levels_mm;
@@ -196,6 +232,8 @@ void pyramid_breakdown(const Pipeline& p, const RegistrationImages& images, int 
       resample_level(image, levels.front(), r, again, level, true, false);
       put(name + ": 1 voxel, same id, no prefilter (call + sync)", time_ms([&] { resample_level(image, levels.front(), r, again, level, true, false); }));
     }
+    if (r.device_images() != nullptr && c.cost->device_images() != nullptr)
+      device_level_setups(p, images, plugins, services, levels, moving_mm, put);
     Eigen::Vector3d centre;
     put("reference centre_of_mass", time_ms([&] { centre = centre_of_mass(images.reference); }));
     put("reference mass_radius_mm", time_ms([&] { mass_radius_mm(images.reference, centre); }));

@@ -1,6 +1,7 @@
 #include "regpipe_common_cuda/device_binning.hpp"
 
 #include "regpipe_common_cuda/cuda_check.hpp"
+#include "regpipe_common_cuda/kernel_loading.hpp"
 
 #include <regpipe_common/voxel_map.hpp>
 
@@ -37,6 +38,10 @@ __global__ void count_kernel(const uint16_t* bins, std::size_t count, int bin_co
 }
 
 }  // namespace
+
+void load_binning_kernels() {
+  load_kernels({reinterpret_cast<const void*>(bin_kernel), reinterpret_cast<const void*>(count_kernel)});
+}
 
 void launch_bin_voxels(const float* values, std::size_t count, const regpipe_common::IntensityBinning& binning,
                        uint16_t* bins, cudaStream_t stream) {

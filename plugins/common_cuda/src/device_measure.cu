@@ -1,5 +1,7 @@
 #include "regpipe_common_cuda/device_measure.hpp"
 
+#include "regpipe_common_cuda/kernel_loading.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -76,6 +78,8 @@ __global__ void scan_kernel(const float* data, std::size_t count, unsigned long 
 }
 
 }  // namespace
+
+void load_measure_kernels() { load_kernels({reinterpret_cast<const void*>(scan_kernel)}); }
 
 void require_on_device(const rp_device_image& image, int device, const std::string& role) {
   if (image.device != device)

@@ -1,6 +1,7 @@
 #include "regpipe_common_cuda/trilinear_quads.hpp"
 
 #include "regpipe_common_cuda/cuda_check.hpp"
+#include "regpipe_common_cuda/kernel_loading.hpp"
 
 #include <algorithm>
 
@@ -18,6 +19,8 @@ __global__ void trilinear_quads_kernel(const float* __restrict__ values, regpipe
 }
 
 }  // namespace
+
+void load_trilinear_quads_kernel() { load_kernels({reinterpret_cast<const void*>(trilinear_quads_kernel)}); }
 
 void make_trilinear_quads(const float* values, const regpipe_common::Grid& grid, float4* quads, cudaStream_t stream) {
   const std::size_t count = regpipe_common::voxel_count(grid);

@@ -6,6 +6,7 @@
 #include <regpipe_common/border_weight.hpp>
 #include <regpipe_common/head_weight.hpp>
 #include <regpipe_common/voxel_map.hpp>
+#include <regpipe_common_cuda/device_binning.hpp>
 
 #include <algorithm>
 #include <climits>
@@ -55,6 +56,10 @@ void check_voxel_count(std::size_t voxels, const char* role) {
 double deviation(const std::pair<float, float>& range, double mean) {
   return std::max(std::fabs(double(range.second) - mean), std::fabs(double(range.first) - mean));
 }
+
+// Transforms a call may carry without growing the page-locked maps and results allocated when
+// the instance is created (optim.flirt's largest call, the 8 mm fine grid, has 1331).
+constexpr std::size_t kPreparedTransforms = 2048;
 
 // Voxels below which set_moving sums the mean after the copy rather than on a thread beside it.
 constexpr std::size_t kVoxelsForAThread = std::size_t(1) << 18;
@@ -108,6 +113,30 @@ CudaCrCost::CudaCrCost(const rp_host*, const rp::Params& params)
                         " bytes of shared memory per block (a histogram per warp); " + device_.name + " allows " +
                         std::to_string(device_.shared_per_block) + ": use fewer threads per block or bins");
   RP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  try {
+    prepare_fused_calls();
+  } catch (...) {  // no destructor runs for a constructor that throws
+    cudaStreamDestroy(stream_);
+    throw;
+  }
+}
+
+// fused's kernels loaded and the buffers of calls of up to kPreparedTransforms allocated now,
+// which a registration's first set-up and calls would otherwise wait for (regrowing them as
+// its calls grow: page-locked allocations and frees): `regpipe run` creates the components
+// while it reads the images.
+void CudaCrCost::prepare_fused_calls() {
+  if (scheme_name_ != "fused") return;
+  load_fused_kernels();
+  regpipe_common_cuda::load_measure_kernels();
+  regpipe_common_cuda::load_binning_kernels();
+  if (!nearest_) regpipe_common_cuda::load_trilinear_quads_kernel();
+  host_maps_.ensure(12 * kPreparedTransforms);
+  host_out_.ensure(2 * kPreparedTransforms);
+  maps_.ensure(12 * kPreparedTransforms);
+  ensure_results(kPreparedTransforms);
+  signal_.prepare(stream_);
+  RP_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 CudaCrCost::~CudaCrCost() {

@@ -60,6 +60,7 @@ class CudaCrCost {
   };
 
  private:
+  void prepare_fused_calls();
   // fused's checks of a reference (wherever its voxels are) and its bins.
   regpipe_common::IntensityBinning fused_binning(const regpipe_common::MeasuredImage& ref) const;
   // Fill the reference's device buffers and layouts (uploads queued on stream_).

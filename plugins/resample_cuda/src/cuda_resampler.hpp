@@ -45,6 +45,8 @@ class CudaResampler {
   // request on the same image); returns the buffer that holds the result.
   const float* prefilter(const rp_resample_request& request);
   void check_cancelled() const;
+  // What the destructor frees (also a constructor that throws).
+  void release() noexcept;
   // Host <-> device copies of float arrays on stream_ through the page-locked staging below
   // (plain pageable copies for small ones); both have finished host-side when they return
   // except copy_to_device's last device copies, which stream_ orders before later work.
@@ -64,8 +66,8 @@ class CudaResampler {
   double loaded_voxel_to_world_[16] = {};
   regpipe_common_cuda::DeviceBuffer<double> kernel_weights_, coefficients_;
   TextureVolume texture_;
-  // Page-locked staging, allocated on the first large copy and kept: cut into slabs whose
-  // host memcpy runs on several threads while the DMA of the slabs before runs.
+  // Page-locked staging, allocated with the instance: cut into slabs whose host memcpy runs on
+  // several threads while the DMA of the slabs before runs; an event per slab.
   float* staging_ = nullptr;
   std::vector<cudaEvent_t> slab_done_;
   // resample_to_device's outputs by handle (the first is 1).

@@ -3,6 +3,7 @@
 #include <regpipe/abi.h>
 #include <regpipe_common/bspline.hpp>
 #include <regpipe_common_cuda/cuda_check.hpp>
+#include <regpipe_common_cuda/kernel_loading.hpp>
 
 namespace regpipe::resample_cuda {
 namespace {
@@ -86,6 +87,11 @@ __global__ void sample_kernel(SampleArgs a) {
 }
 
 }  // namespace
+
+void load_pyramid_kernels() {
+  regpipe_common_cuda::load_kernels(
+      {reinterpret_cast<const void*>(smooth_axis_kernel), reinterpret_cast<const void*>(sample_kernel)});
+}
 
 void launch_smooth_axis(const float* in, float* out, Extent extent, int axis, const double* weights, int radius,
                         cudaStream_t stream) {

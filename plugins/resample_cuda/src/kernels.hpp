@@ -42,4 +42,8 @@ struct SampleArgs {
 
 void launch_sample(const SampleArgs& args, cudaStream_t stream);
 
+// Loads the pyramid's kernels (smoothing, sampling) now rather than at their first launches
+// (regpipe_common_cuda/kernel_loading.hpp).
+void load_pyramid_kernels();
+
 }  // namespace regpipe::resample_cuda

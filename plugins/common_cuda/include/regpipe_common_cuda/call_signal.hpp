@@ -41,14 +41,19 @@ class CallSignal {
   // Spinning beyond this hands the wait to cudaStreamSynchronize (long calls, failures).
   static constexpr std::chrono::microseconds kSpin{1000};
 
+  // Allocates the signal's memory (page-locked: a few hundred microseconds), queuing its
+  // clearing on `stream`; the first next() does it otherwise.
+  void prepare(cudaStream_t stream) {
+    if (done_.get() != nullptr) return;
+    done_.ensure(1);
+    *done_.get() = 0ull;
+    finished_.ensure(1);
+    RP_CUDA_CHECK(cudaMemsetAsync(finished_.get(), 0, sizeof(unsigned), stream));
+  }
+
   // The signal of the next call on `stream`, of `parts` parts.
   CallSignalArgs next(unsigned parts, cudaStream_t stream) {
-    if (done_.get() == nullptr) {
-      done_.ensure(1);
-      *done_.get() = 0ull;
-      finished_.ensure(1);
-      RP_CUDA_CHECK(cudaMemsetAsync(finished_.get(), 0, sizeof(unsigned), stream));
-    }
+    prepare(stream);
     return {done_.device_view(), finished_.get(), ++call_, parts};
   }
 

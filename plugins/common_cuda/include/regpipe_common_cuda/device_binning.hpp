@@ -20,4 +20,7 @@ void launch_bin_voxels(const float* values, std::size_t count, const regpipe_com
 void launch_count_bins(const uint16_t* bins, std::size_t count, int bin_count, unsigned long long* counts,
                        cudaStream_t stream);
 
+// Loads both launches' kernels now rather than at their first call (kernel_loading.hpp).
+void load_binning_kernels();
+
 }  // namespace regpipe_common_cuda

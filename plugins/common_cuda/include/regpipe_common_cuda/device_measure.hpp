@@ -39,4 +39,7 @@ void require_on_device(const rp_device_image& image, int device, const std::stri
 DeviceMeasurement measure_device_image(const rp_device_image& image, const std::string& role, cudaStream_t stream,
                                        MeasureScratch& scratch);
 
+// Loads measure_device_image's kernel now rather than at its first call (kernel_loading.hpp).
+void load_measure_kernels();
+
 }  // namespace regpipe_common_cuda

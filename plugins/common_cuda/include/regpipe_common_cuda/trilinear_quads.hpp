@@ -30,6 +30,9 @@ inline bool reads_trilinear_quads(std::size_t k, std::size_t voxels, std::size_t
 // Queues the quads of `values` (as many as its voxels) on `stream`.
 void make_trilinear_quads(const float* values, const regpipe_common::Grid& grid, float4* quads, cudaStream_t stream);
 
+// Loads make_trilinear_quads's kernel now rather than at its first call (kernel_loading.hpp).
+void load_trilinear_quads_kernel();
+
 // One moving image's quads, made on the first call that reads them, so that a level evaluated
 // only by small calls on a large image (a registration's 1 mm pass) never pays for them.
 class TrilinearQuads {

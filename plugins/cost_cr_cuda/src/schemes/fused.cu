@@ -39,6 +39,7 @@
 #include <regpipe_common/row_bracket.hpp>
 
 #include <regpipe_common_cuda/device_binning.hpp>
+#include <regpipe_common_cuda/kernel_loading.hpp>
 #include <regpipe_common_cuda/trilinear_32.cuh>
 
 #include <algorithm>
@@ -353,6 +354,14 @@ __global__ void row_spans_kernel(int nx, uint32_t rows, int4* spans) {
 }
 
 }  // namespace
+
+void load_fused_kernels() {
+  regpipe_common_cuda::load_kernels({reinterpret_cast<const void*>(fused_kernel<true, true>),
+                                     reinterpret_cast<const void*>(fused_kernel<true, false>),
+                                     reinterpret_cast<const void*>(fused_kernel<false, true>),
+                                     reinterpret_cast<const void*>(fused_kernel<false, false>),
+                                     reinterpret_cast<const void*>(row_spans_kernel)});
+}
 
 void prepare_fused(const ReferenceSpans& spans, int threads_per_block, int bins, cudaStream_t stream,
                    FusedBuffers& buffers, FusedLayout& layout) {

@@ -115,6 +115,10 @@ void prepare_fused_from_device(const float* values, const regpipe_common::Grid& 
                                const regpipe_common::IntensityBinning& binning, int threads_per_block,
                                cudaStream_t stream, FusedBuffers& buffers, FusedLayout& layout);
 
+// Loads fused's kernels (both weightings, both readers, the row spans) now rather than at their
+// first launches (regpipe_common_cuda/kernel_loading.hpp).
+void load_fused_kernels();
+
 // Shared memory of one block of scheme4: a float histogram (3 sums per bin) per warp.
 // Checked against the device limit when the instance is created.
 inline std::size_t per_warp_histogram_bytes(int threads_per_block, int bins) {
