@@ -16,14 +16,10 @@ set -uo pipefail
 B=$1; N=$2; REPEATS=$3; shift 3
 D=$PWD/$B/data
 source $B/env.sh
-R=$OUT/batch_devices; mkdir -p $R
-nvidia-smi -L > $R/gpus.txt 2>&1
-nproc > $R/cores.txt
+source "$(dirname "$0")/batch_inputs.sh"
+R=$OUT/batch_devices; note_machine $R
 
-W=/tmp/batch_devices; rm -rf $W; mkdir -p $W/in
-for i in $(seq -w 1 $N); do ln -s $D/moving/m$(( (10#$i - 1) % 3 )).nii.gz $W/in/s$i.nii.gz; done
-sed -e "s#reference: .*#reference: $D/chris_t1.nii.gz#" -e "s#moving: .*#moving: $W/in/*.nii.gz#" \
-    -e "s#dir: .*#dir: $W/out#" examples/flirt_cr.yaml > $W/pipeline.yaml
+W=/tmp/batch_devices; make_batch $W $N $D
 cp $W/pipeline.yaml $R/
 # Warm-up: the driver's first start and the page cache, paid by no measured run.
 regpipe run $W/pipeline.yaml --devices 0 --set "inputs.moving=[$W/in/s$(printf %0${#N}d 1).nii.gz, $W/in/s$(printf %0${#N}d 2).nii.gz]" -q > /dev/null 2>&1

@@ -21,13 +21,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 D=$PWD/$B/data
 source $B/env.sh
 AFTER=$(command -v regpipe)
-R=$OUT/served_batch; mkdir -p $R
-nvidia-smi -L > $R/gpus.txt 2>&1
-nproc > $R/cores.txt
-W=/tmp/served_batch; rm -rf $W; mkdir -p $W/in
-for i in $(seq -w 1 $N); do ln -s $D/moving/m$(( (10#$i - 1) % 3 )).nii.gz $W/in/s$i.nii.gz; done
-sed -e "s#reference: .*#reference: $D/chris_t1.nii.gz#" -e "s#moving: .*#moving: $W/in/*.nii.gz#" \
-    -e "s#dir: .*#dir: $W/out#" examples/flirt_cr.yaml > $W/pipeline.yaml
+source $here/batch_inputs.sh
+R=$OUT/served_batch; note_machine $R
+W=/tmp/served_batch; make_batch $W $N $D
 
 declare -A server
 for build in before after; do
