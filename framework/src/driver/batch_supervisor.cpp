@@ -235,17 +235,17 @@ class Supervisor {
   // suit the place (one worker, with all the cores, on the first device: what they started
   // with), else one started here.
   std::unique_ptr<WorkerProcess> start_process(WorkerSlot& s, const std::vector<std::string>& args) {
-    WorkerStart start;
-    start.task_channel = true;
     const std::optional<fs::path> server = server_of_this_command();
     if (server && s.placement.cpus.empty() && s.placement.device.value_or(0) == 0) {
       std::string why;
-      if (std::unique_ptr<WorkerProcess> served = start_served_worker(*server, args, start, &why)) {
+      if (std::unique_ptr<WorkerProcess> served = start_served_worker(*server, args, &why)) {
         ++s.served_processes;
         return served;
       }
       services_.log(RP_LOG_INFO, "worker " + std::to_string(s.id) + ": " + why + "; its process starts here");
     }
+    WorkerStart start;
+    start.task_channel = true;
     start.cpus = s.placement.cpus;
     if (!s.placement.visible_device.empty()) start.environment = {{"CUDA_VISIBLE_DEVICES", s.placement.visible_device}};
     return std::make_unique<WorkerProcess>(args, start);

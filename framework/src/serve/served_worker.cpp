@@ -49,8 +49,7 @@ WorkerExit read_end(int connection) {
 }  // namespace
 
 std::unique_ptr<WorkerProcess> start_served_worker(const std::filesystem::path& server,
-                                                   const std::vector<std::string>& args, const WorkerStart& start,
-                                                   std::string* why) {
+                                                   const std::vector<std::string>& args, std::string* why) {
   std::vector<const char*> argv = {"regpipe"};
   for (const std::string& a : args) argv.push_back(a.c_str());
   const std::optional<serve_socket::CommandRequest> request =
@@ -65,8 +64,6 @@ std::unique_ptr<WorkerProcess> start_served_worker(const std::filesystem::path& 
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, tasks) != 0)
     throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));
   ours.fds.insert(ours.fds.end(), {tasks[0], tasks[1]});
-  const int output = start.quiet ? ::open("/dev/null", O_WRONLY | O_CLOEXEC) : STDOUT_FILENO;
-  if (start.quiet) ours.fds.push_back(output);
   const int connection = serve_socket::connect_to(server);
   if (connection < 0) {
     *why = "no server listens at " + server.string() + " (" + std::strerror(errno) + ")";
@@ -76,7 +73,7 @@ std::unique_ptr<WorkerProcess> start_served_worker(const std::filesystem::path& 
   ::setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &kPatience, sizeof(kPatience));
   std::optional<std::string> answer;
   if (serve_socket::send_message(connection, serve_socket::to_text(*request),
-                                 {STDIN_FILENO, output, start.quiet ? output : STDERR_FILENO, report[1], tasks[1]}))
+                                 {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, report[1], tasks[1]}))
     answer = serve_socket::receive_message(connection);
   if (!answer || answer->rfind("accepted ", 0) != 0) {
     *why = !answer ? "the server took no process for it" : "the server " + *answer;
@@ -86,7 +83,6 @@ std::unique_ptr<WorkerProcess> start_served_worker(const std::filesystem::path& 
   const timeval forever{0, 0};  // its end comes when it comes
   ::setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof(forever));
   ours.fds = {report[1], tasks[1]};  // the worker holds its ends now; ours are kept below
-  if (start.quiet) ours.fds.push_back(output);
   const auto held = std::make_shared<Connection>(connection);
   return std::make_unique<WorkerProcess>(pid, report[0], tasks[0], [held] { return read_end(held->fd); });
 }

@@ -21,11 +21,11 @@
 namespace regpipe {
 
 // `args` (argv[1..]) run by one of the server's processes at `server`, as WorkerProcess would
-// start them here; nothing where the server cannot take it (nobody listens, it declines: `why`
-// says so, and the caller starts the worker itself). `start.environment` and `start.cpus` must
-// be empty: the server's processes keep the CUDA devices and cores they started with.
+// start them here with a task channel, on this process's standard streams and environment
+// (the server's processes keep the CUDA devices and cores they started with); nothing where
+// the server cannot take it (nobody listens, it declines: `why` says so, and the caller starts
+// the worker itself).
 std::unique_ptr<WorkerProcess> start_served_worker(const std::filesystem::path& server,
-                                                   const std::vector<std::string>& args, const WorkerStart& start,
-                                                   std::string* why);
+                                                   const std::vector<std::string>& args, std::string* why);
 
 }  // namespace regpipe
