@@ -108,15 +108,20 @@ IndexMoments index_moments(const Image& image) {
   return m;
 }
 
+namespace {
 // From the mass moments in index space, since
 // sum w |A i + d|^2 = trace(A^T A M2) + 2 d^T A M1 + M0 |d|^2 for world = A i + b, d = b - centre.
-double mass_radius_mm(const Image& image, const Eigen::Vector3d& centre) {
-  const IndexMoments m = index_moments(image);
+double radius_from_moments(const Image& image, const IndexMoments& m, const Eigen::Vector3d& centre) {
   if (m.m0 == 0.0) return 50.0;
   const Eigen::Matrix3d a = image.voxel_to_world.topLeftCorner<3, 3>();
   const Eigen::Vector3d d = image.voxel_to_world.topRightCorner<3, 1>() - centre;
   const double sum = (a.transpose() * a * m.m2).trace() + 2.0 * d.dot(a * m.m1) + m.m0 * d.squaredNorm();
   return std::max(10.0, std::sqrt(std::max(0.0, sum) / m.m0));
+}
+}  // namespace
+
+double mass_radius_mm(const Image& image, const Eigen::Vector3d& centre) {
+  return radius_from_moments(image, index_moments(image), centre);
 }
 
 namespace {
@@ -195,12 +200,11 @@ PreparedReference prepare_reference(const Pipeline& pipeline, const Registration
   PreparedReference out;
   // One id per image: every level of it is one upload for a GPU resampler.
   const uint64_t ref_id = new_input_id(), weight_id = new_input_id();
-  // The centre and radius passes on another thread while this one makes the levels (which
+  // The centre's and the radius's passes over the reference (independent: the radius needs the
+  // index moments, not the centre) on two other threads while this one makes the levels (which
   // mostly waits for copies and the device); the resampler is called from this thread only.
-  auto moments = std::async(std::launch::async, [&] {
-    out.centre = centre_of_mass(images.reference);
-    out.radius_mm = mass_radius_mm(images.reference, out.centre);
-  });
+  auto centre = std::async(std::launch::async, [&] { return centre_of_mass(images.reference); });
+  auto moments = std::async(std::launch::async, [&] { return index_moments(images.reference); });
   const PipelineRegistration& reg = pipeline.registration;
   out.sampled = sampled_levels(reg.levels_mm, min_sampling_mm(reg.min_sampling_mm, images.reference, moving));
   for (const SampledLevel& sampled : out.sampled) {
@@ -215,7 +219,8 @@ PreparedReference prepare_reference(const Pipeline& pipeline, const Registration
     if (images.reference_weight)
       out.weight_levels.push_back(make_level(*images.reference_weight, mm, resampler, weight_id));
   }
-  moments.get();
+  out.centre = centre.get();
+  out.radius_mm = radius_from_moments(images.reference, moments.get(), out.centre);
   out.seconds = seconds_since(start);
   return out;
 }
