@@ -86,4 +86,18 @@ TEST(BrentNextAfter, LeavesAParabolicStepAfterANewLowestPointUnpredicted) {
   EXPECT_FALSE(brent.next_after(u3, true, 0.01).has_value());
 }
 
+TEST(BrentVertexWithin, PlacesTheConvexParabolasMinimumRelativeToTheLowestPoint) {
+  // (u - 0.1)^2 through x = 0 (the lowest), w = 0.5, v = -0.5: its vertex is 0.1 from x.
+  const auto f = [](double u) { return (u - 0.1) * (u - 0.1); };
+  const regpipe_common::Brent convex({-0.5, 0.5, 0.0, f(0.0), 0.5, f(0.5), -0.5, f(-0.5), 1.0});
+  EXPECT_TRUE(convex.vertex_within(0.11));
+  EXPECT_FALSE(convex.vertex_within(0.09));
+  // A concave parabola through three points has no minimum to place.
+  const regpipe_common::Brent concave({-0.5, 0.5, 0.0, -f(0.0), 0.5, -f(0.5), -0.5, -f(-0.5), 1.0});
+  EXPECT_FALSE(concave.vertex_within(10.0));
+  // Nor do two points.
+  const regpipe_common::Brent two({-0.5, 0.5, 0.0, f(0.0), 0.5, f(0.5), 0.5, f(0.5), 1.0});
+  EXPECT_FALSE(two.vertex_within(10.0));
+}
+
 }  // namespace

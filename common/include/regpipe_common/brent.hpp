@@ -34,6 +34,20 @@ class Brent {
   double fx() const { return fx_; }
   double middle() const { return 0.5 * (a_ + b_); }
 
+  // Whether the parabola through x, w and v (three distinct points) is convex with its vertex
+  // within `reach` of x: the line's minimum is then placed to within `reach` without another
+  // cost (optim.flirt's final pass stops a line there instead of probing x's neighbours).
+  bool vertex_within(double reach) const {
+    if (w_ == x_ || v_ == x_ || v_ == w_) return false;
+    const double curvature = ((fw_ - fx_) / (w_ - x_) - (fv_ - fx_) / (v_ - x_)) / (w_ - v_);
+    if (!(curvature > 0.0)) return false;
+    const double r = (x_ - w_) * (fx_ - fv_);
+    const double q = (x_ - v_) * (fx_ - fw_);
+    const double p = (x_ - v_) * q - (x_ - w_) * r;
+    const double q2 = 2.0 * (q - r);
+    return q2 != 0.0 && std::fabs(p / q2) < reach;
+  }
+
   // The next abscissa: parabolic through x, w, v when that falls inside the bracket and
   // shrinks faster than the step before last, golden section otherwise; never closer to x,
   // nor (for a parabolic step) to the bracket's ends, than tol1.

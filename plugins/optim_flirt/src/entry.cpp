@@ -35,6 +35,11 @@ const rp_param_desc kFlirtParams[kFlirtParamCount] = {
      "scales, skews x level mm / radius"},
     {sizeof(rp_param_desc), "final_tolerance_voxels", RP_PARAM_DOUBLE, "0.02", 0.001, 10, nullptr,
      "voxel", "the same for the last pass of the schedule, at the finest level"},
+    {sizeof(rp_param_desc), "adaptive_brackets", RP_PARAM_BOOL, "true", 0, 1, nullptr, "",
+     "last pass: after its first sweep each direction's line search brackets 3 times the "
+     "direction's last move (at least half the tolerance) and stops once a convex parabola "
+     "places the minimum within a quarter of the tolerance (about 0.7 times the evaluations); "
+     "false: +-1 voxel brackets and Brent to the tolerance throughout"},
     {sizeof(rp_param_desc), "max_iterations", RP_PARAM_INT, "10", 1, 1000, nullptr, "",
      "Powell iterations per local search"},
     {sizeof(rp_param_desc), "speculate", RP_PARAM_ENUM, "auto", 0, 0, kSpeculateChoices, "",

@@ -18,6 +18,7 @@ enum FlirtParam {
   kNoSearch,
   kTolerance,
   kFinalTolerance,
+  kAdaptiveBrackets,
   kMaxIterations,
   kSpeculate,
   kFlirtParamCount

@@ -100,14 +100,14 @@ Scored run_schedule(BatchObjective& objective, const rp_host* host, const FlirtS
       level = pass.level;
       from.cost.reset();
     }
-    const double tolerance =
-        k + 1 == passes.size() ? settings.final_tolerance_voxels : settings.tolerance_voxels;
+    const bool final_pass = k + 1 == passes.size();
+    LocalSearchSettings search = search_settings(
+        pass.dof, objective.typical_step(),
+        final_pass ? settings.final_tolerance_voxels : settings.tolerance_voxels,
+        settings.max_iterations);
+    search.adaptive_brackets = final_pass && settings.adaptive_brackets;
     log.begin(dof_label(pass.dof), "1 start");
-    best = run_lockstep(objective, {from},
-                        search_settings(pass.dof, objective.typical_step(), tolerance,
-                                        settings.max_iterations),
-                        settings.speculate)
-               .front();
+    best = run_lockstep(objective, {from}, search, settings.speculate).front();
     log.end(best.cost);
   }
   return best;

@@ -59,6 +59,7 @@ FlirtSettings read_settings(const rp::Params& params) {
   s.nosearch = params.get_bool(kFlirtParams[kNoSearch].name);
   s.tolerance_voxels = read_number(params, kTolerance);
   s.final_tolerance_voxels = read_number(params, kFinalTolerance);
+  s.adaptive_brackets = params.get_bool(kFlirtParams[kAdaptiveBrackets].name);
   s.max_iterations = static_cast<int>(read_number(params, kMaxIterations));
   const std::string speculate = params.get_string(kFlirtParams[kSpeculate].name);
   if (speculate == "on")

@@ -21,6 +21,7 @@ struct FlirtSettings {
   bool nosearch = false;                // -nosearch
   double tolerance_voxels = 0.0;        // local searches, in voxels of their level
   double final_tolerance_voxels = 0.0;  // the last pass of the schedule
+  bool adaptive_brackets = true;        // the last pass's brackets follow the last moves
   int max_iterations = 0;               // Powell iterations per local search
   Speculation speculate = Speculation::kAuto;  // in the stages of one search (2 and 1 mm)
 };

@@ -16,12 +16,19 @@ constexpr double kGold = 1.618034;    // golden-ratio growth of a downhill brack
 // flat objective; the lowest point seen is kept.
 constexpr int kMaxExpansions = 25;
 constexpr int kMaxBrentSteps = 60;
+// Adaptive brackets (LocalSearchSettings::adaptive_brackets): a direction's next bracket is
+// this many times its last line's move, and inside such a bracket a line ends once the
+// parabola through its three lowest points puts the minimum within this part of the
+// tolerance of the lowest (docs/flirt-search.md, "The final pass").
+constexpr double kBracketPerMove = 3.0;
+constexpr double kParabolaReach = 0.25;
 
-// The costs along x + alpha d already known at alpha = 0, -1 and +1.
+// The costs along x + alpha d already known at alpha = 0, -step and +step.
 struct Line {
   Point origin{};
   Point direction{};
   std::optional<double> f0, f_minus, f_plus;
+  double step = 1.0;
 };
 
 // The points the search asks for once a line search ends at alpha (speculation, below).
@@ -70,16 +77,18 @@ std::vector<Point> brent_continuations(const regpipe_common::Brent& brent, doubl
 }
 
 // Brent's method inside a bracket, its first step already parabolic through the bracket's
-// three points. Stops when the minimum is known to within `tolerance` either way; no two
-// points closer than tolerance/2.
+// three points. Stops when the minimum is known to within `tolerance` either way, or with
+// `accept_parabola` once the parabola through the three lowest points places it within
+// kParabolaReach * tolerance of the lowest; no two points closer than tolerance/2.
 Task<LineMinimum> brent(CostChannel& channel, Line line, Bracket br, double tolerance,
-                        AfterLine after_line) {
+                        bool accept_parabola, AfterLine after_line) {
   const bool a_better = br.fa <= br.fc;
   regpipe_common::Brent brent({br.a, br.c, br.b, br.fb, a_better ? br.a : br.c,
                                a_better ? br.fa : br.fc, a_better ? br.c : br.a,
                                a_better ? br.fc : br.fa, std::fabs(br.c - br.a)});
   for (int step = 0; step < kMaxBrentSteps; ++step) {
     if (brent_done(brent, tolerance)) break;
+    if (accept_parabola && brent.vertex_within(kParabolaReach * tolerance)) break;
     const double u = brent.next(0.5 * tolerance);
     std::vector<Point> speculative;
     if (channel.speculating())
@@ -90,25 +99,26 @@ Task<LineMinimum> brent(CostChannel& channel, Line line, Bracket br, double tole
   co_return LineMinimum{brent.x(), brent.fx(), 0.0};
 }
 
-// Minimises along `line`: the unknown costs at alpha = 0, -1, +1 in one request, a downhill
-// bracket if alpha = 0 is not the lowest, then Brent. `after_line` gives the points the search
-// asks for next once the line ends at some alpha (for speculation only).
+// Minimises along `line`: the unknown costs at alpha = 0, -step, +step in one request, a
+// downhill bracket if alpha = 0 is not the lowest, then Brent (accept_parabola: above).
+// `after_line` gives the points the search asks for next once the line ends at some alpha
+// (for speculation only).
 Task<LineMinimum> minimise_line(CostChannel& channel, Line line, double tolerance,
-                                AfterLine after_line) {
+                                bool accept_parabola, AfterLine after_line) {
   std::vector<Point> ask;
   if (!line.f0) ask.push_back(line.origin);
-  if (!line.f_minus) ask.push_back(along(line.origin, -1.0, line.direction));
-  if (!line.f_plus) ask.push_back(along(line.origin, 1.0, line.direction));
+  if (!line.f_minus) ask.push_back(along(line.origin, -line.step, line.direction));
+  if (!line.f_plus) ask.push_back(along(line.origin, line.step, line.direction));
   const std::vector<double> got = co_await channel.costs(std::move(ask));
   size_t next = 0;
   const double f0 = line.f0 ? *line.f0 : got[next++];
   const double f_minus = line.f_minus ? *line.f_minus : got[next++];
   const double f_plus = line.f_plus ? *line.f_plus : got[next++];
 
-  Bracket bracket{-1.0, 0.0, 1.0, f_minus, f0, f_plus};
+  Bracket bracket{-line.step, 0.0, line.step, f_minus, f0, f_plus};
   if (f0 > f_minus || f0 > f_plus) {
     double a = 0.0, fa = f0;
-    double b = f_plus <= f_minus ? 1.0 : -1.0, fb = std::min(f_plus, f_minus);
+    double b = f_plus <= f_minus ? line.step : -line.step, fb = std::min(f_plus, f_minus);
     for (int step = 0;; ++step) {
       const double c = b + kGold * (b - a);
       // Speculation: the growth step after this one, should c still be lower.
@@ -128,7 +138,8 @@ Task<LineMinimum> minimise_line(CostChannel& channel, Line line, double toleranc
       fb = fc;
     }
   }
-  LineMinimum m = co_await brent(channel, line, bracket, tolerance, std::move(after_line));
+  LineMinimum m =
+      co_await brent(channel, line, bracket, tolerance, accept_parabola, std::move(after_line));
   if (!(m.cost < f0)) m = {0.0, f0, f0};
   m.origin_cost = f0;
   co_return m;
@@ -154,9 +165,12 @@ Task<Scored> local_search(CostChannel& channel, Start start, LocalSearchSettings
   Point x = start.x;
   std::optional<double> fx = start.cost;
   std::vector<Point>& directions = settings.directions;
+  // Each direction's bracket: +-1 step, or with adaptive brackets after its first line
+  // kBracketPerMove times its last move, within [half its tolerance, 1].
+  std::vector<double> steps(directions.size(), 1.0);
   // What the next line search asks for first, from x along d (its cost at x is known then).
-  const auto next_line = [](const Point& from, const Point& d) {
-    return std::vector<Point>{along(from, -1.0, d), along(from, 1.0, d)};
+  const auto next_line = [](const Point& from, const Point& d, double step) {
+    return std::vector<Point>{along(from, -step, d), along(from, step, d)};
   };
   // Powell's extrapolated point and the other end of its bracket (below).
   const auto shift_ends = [](const Point& from, const Point& shift) {
@@ -168,18 +182,21 @@ Task<Scored> local_search(CostChannel& channel, Start start, LocalSearchSettings
     double largest_decrease = 0.0;
     size_t largest_index = 0;
     for (size_t i = 0; i < directions.size(); ++i) {
-      Line line{x, directions[i], fx, {}, {}};
+      const double tolerance = alpha_tolerance(directions[i], settings.tolerance);
+      Line line{x, directions[i], fx, {}, {}, steps[i]};
       // After this line: the next direction's line, or after the last one Powell's pair along
       // the iteration's shift unless the search has converged.
       const AfterLine after_line = [&, i](double alpha) {
         const Point to = along(x, alpha, directions[i]);
-        if (i + 1 < directions.size()) return next_line(to, directions[i + 1]);
+        if (i + 1 < directions.size()) return next_line(to, directions[i + 1], steps[i + 1]);
         const Point shift = difference(to, x_start);
         if (within_tolerance(shift, settings.tolerance)) return std::vector<Point>{};
         return shift_ends(to, shift);
       };
-      const LineMinimum m = co_await minimise_line(
-          channel, line, alpha_tolerance(directions[i], settings.tolerance), after_line);
+      // A parabola through the first sweep's +-1 brackets is too coarse to place a minimum at
+      // the tolerance's scale: accepted only inside a bracket sized from a last move.
+      const LineMinimum m =
+          co_await minimise_line(channel, line, tolerance, steps[i] < 1.0, after_line);
       if (i == 0) f_start = m.origin_cost;
       if (m.origin_cost - m.cost > largest_decrease) {
         largest_decrease = m.origin_cost - m.cost;
@@ -187,6 +204,8 @@ Task<Scored> local_search(CostChannel& channel, Start start, LocalSearchSettings
       }
       x = along(x, m.alpha, directions[i]);
       fx = m.cost;
+      if (settings.adaptive_brackets)
+        steps[i] = std::min(std::max(kBracketPerMove * std::fabs(m.alpha), 0.5 * tolerance), 1.0);
     }
     // FLIRT's criterion: an iteration that moved no parameter by more than its tolerance.
     const Point shift = difference(x, x_start);
@@ -207,13 +226,16 @@ Task<Scored> local_search(CostChannel& channel, Start start, LocalSearchSettings
         // iteration's first direction (its own direction is `shift` either way).
         directions[largest_index] = directions.back();
         directions.back() = shift;
+        steps[largest_index] = steps.back();
+        steps.back() = 1.0;  // the bracket of this line: x -+ shift
         const bool last = iteration + 1 == settings.max_iterations;
         const AfterLine after_line = [&](double alpha) {
-          return last ? std::vector<Point>{} : next_line(along(x, alpha, shift), directions[0]);
+          return last ? std::vector<Point>{}
+                      : next_line(along(x, alpha, shift), directions[0], steps[0]);
         };
         Line along_shift{x, shift, fx, f_back, f_extrapolated};
         const LineMinimum m = co_await minimise_line(
-            channel, along_shift, alpha_tolerance(shift, settings.tolerance), after_line);
+            channel, along_shift, alpha_tolerance(shift, settings.tolerance), false, after_line);
         x = along(x, m.alpha, shift);
         fx = m.cost;
         replaced = true;

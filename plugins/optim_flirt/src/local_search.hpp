@@ -20,6 +20,13 @@ struct LocalSearchSettings {
   // more than this, and each line search locates its minimum to within it.
   Point tolerance{};
   int max_iterations = 10;
+  // Each direction's first bracket is +-1 (one natural step) in every iteration; with adaptive
+  // brackets only in the first: later it is three times the direction's last move along its
+  // line, at least half its tolerance (Brent's smallest step) and at most 1, and inside such a
+  // bracket a line also ends once the parabola through its three lowest points places the
+  // minimum within a quarter of the tolerance. For the final pass, whose later iterations
+  // move a few tolerances (docs/flirt-search.md, "The final pass").
+  bool adaptive_brackets = false;
 };
 
 // A point to start a search from, with its cost when that is already known.
