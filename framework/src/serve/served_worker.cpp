@@ -27,15 +27,6 @@ struct Descriptors {
   }
 };
 
-// A served worker's connection, closed with the last copy of the function that reads its end.
-struct Connection {
-  int fd;
-  explicit Connection(int fd) : fd(fd) {}
-  ~Connection() { ::close(fd); }
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
-};
-
 // How a served worker ended, from its connection (after its report pipe closed).
 WorkerExit read_end(int connection) {
   const std::optional<std::string> told = serve_socket::receive_message(connection);
@@ -83,8 +74,10 @@ std::unique_ptr<WorkerProcess> start_served_worker(const std::filesystem::path& 
   const timeval forever{0, 0};  // its end comes when it comes
   ::setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof(forever));
   ours.fds = {report[1], tasks[1]};  // the worker holds its ends now; ours are kept below
-  const auto held = std::make_shared<Connection>(connection);
-  return std::make_unique<WorkerProcess>(pid, report[0], tasks[0], [held] { return read_end(held->fd); });
+  // The connection is closed with the last copy of the function that reads the worker's end.
+  const auto held = std::make_shared<Descriptors>();  // made in place: a copy would close it twice
+  held->fds = {connection};
+  return std::make_unique<WorkerProcess>(pid, report[0], tasks[0], [held] { return read_end(held->fds.front()); });
 }
 
 }  // namespace regpipe
