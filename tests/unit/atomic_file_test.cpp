@@ -45,16 +45,16 @@ TEST(AtomicFile, FullExtensionKeepsCompressionSuffix) {
   EXPECT_EQ(full_extension("README"), "");
 }
 
-TEST(AtomicFile, TemporaryIsHiddenInTheSameFolderWithTheSameExtension) {
+TEST(AtomicFile, TemporaryKeepsItsNameInAHiddenFolderOfTheDestinationFolder) {
   TempDir dir;
   fs::path seen;
   write_atomically(dir / "out.nii.gz", [&](const fs::path& tmp) {
     seen = tmp;
     std::ofstream(tmp) << "data";
   });
-  EXPECT_EQ(seen.parent_path(), dir.path());
-  EXPECT_EQ(seen.filename().string().rfind(".out.partial-", 0), 0u) << seen;
-  EXPECT_EQ(full_extension(seen), ".nii.gz");
+  EXPECT_EQ(seen.parent_path().parent_path(), dir.path());
+  EXPECT_EQ(seen.parent_path().filename().string().rfind(".out.partial-", 0), 0u) << seen;
+  EXPECT_EQ(seen.filename(), "out.nii.gz");
   EXPECT_EQ(contents(dir / "out.nii.gz"), "data");
   EXPECT_EQ(listing(dir.path()), std::vector<std::string>{"out.nii.gz"});
 }

@@ -49,9 +49,8 @@ OutputFolder::OutputFolder(const fs::path& dir) : dir_(dir) {
   check_output_dir(dir);
   std::error_code ec;
   if (!fs::exists(dir, ec)) {
-    created_ = fs::create_directory(dir, ec);
+    created_ = !make_output_folders(dir, ec).empty();  // a terminating signal removes it too while empty
     if (ec) throw UserError("outputs.dir " + dir.string() + ": cannot create: " + ec.message());
-    if (created_) register_new_folder(dir);  // a terminating signal removes it too while empty
   }
   lock_fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (lock_fd_ >= 0 && ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
@@ -64,9 +63,9 @@ OutputFolder::OutputFolder(const fs::path& dir) : dir_(dir) {
 OutputFolder::~OutputFolder() {
   if (lock_fd_ >= 0) ::close(lock_fd_);
   if (!created_) return;
-  forget_temporary(dir_);
   std::error_code ec;
-  if (!kept_ && fs::is_empty(dir_, ec)) fs::remove(dir_, ec);
+  if (!kept_) fs::remove(dir_, ec);  // only while empty
+  forget_temporary(dir_);
 }
 
 VoxelType registered_image_type(const Pipeline& p, const Image& moving) {

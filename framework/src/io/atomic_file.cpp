@@ -43,22 +43,20 @@ void require_writable_folder(const fs::path& path) {
                     "' is not writable (" + std::strerror(errno) + ")");
 }
 
-// ".<stem>.partial-<pid>-<n>": hidden, unique per process and call, in the destination
-// folder so that the final rename never crosses file systems.
-fs::path temporary_stem(const fs::path& path) {
+// ".<stem>.partial-<pid>-<n>": a hidden folder, unique per process and call, in the destination
+// folder so that the final renames never cross file systems. The temporaries are made inside it
+// under their final names, so that no temporary outlives a terminating signal
+// (temporary_outputs.hpp).
+fs::path temporary_folder(const fs::path& path, const std::string& stem) {
   static std::atomic<unsigned long> counter{0};
-  const std::string name = path.filename().string();
-  const std::string stem = name.substr(0, name.size() - full_extension(path).size());
   return folder_of(path) /
          ("." + stem + ".partial-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
 }
 
-void remove_quietly(const std::vector<fs::path>& files) {
+void remove_quietly(const fs::path& folder) {
   std::error_code ec;
-  for (const auto& f : files) {
-    fs::remove(f, ec);
-    forget_temporary(f);
-  }
+  fs::remove_all(folder, ec);
+  forget_temporary(folder);
 }
 
 }  // namespace
@@ -73,33 +71,36 @@ void write_atomically(const fs::path& path, const std::vector<std::string>& comp
                       const std::function<void(const fs::path& tmp)>& write) {
   require_writable_folder(path);
   const std::string extension = full_extension(path);
-  const fs::path tmp_stem = temporary_stem(path);
+  const std::string name = path.filename().string();
+  const std::string stem = name.substr(0, name.size() - extension.size());
+  const fs::path folder = temporary_folder(path, stem);
+  std::error_code ec;
+  make_temporary_folder(folder, ec);  // a terminating signal removes it, with what is inside
+  if (ec) throw UserError("cannot write '" + path.string() + "': " + ec.message());
   const std::string final_stem = path.string().substr(0, path.string().size() - extension.size());
 
   // Companions first, the main file last (see the header).
   std::vector<fs::path> temporaries, destinations;
   for (const auto& companion : companion_extensions) {
-    temporaries.emplace_back(tmp_stem.string() + companion);
+    temporaries.push_back(folder / (stem + companion));
     destinations.emplace_back(final_stem + companion);
   }
-  temporaries.emplace_back(tmp_stem.string() + extension);
+  temporaries.push_back(folder / name);
   destinations.push_back(path);
 
-  for (const auto& t : temporaries) register_temporary(t);  // a terminating signal removes them
   try {
     write(temporaries.back());
     publish_outputs([&] {
       for (size_t i = 0; i < temporaries.size(); ++i) {
-        std::error_code ec;
         fs::rename(temporaries[i], destinations[i], ec);
         if (ec) throw UserError("cannot write '" + destinations[i].string() + "': " + ec.message());
       }
     });
   } catch (...) {
-    remove_quietly(temporaries);
+    remove_quietly(folder);
     throw;
   }
-  for (const auto& t : temporaries) forget_temporary(t);
+  remove_quietly(folder);
 }
 
 void write_atomically(const fs::path& path, const std::function<void(const fs::path& tmp)>& write) {

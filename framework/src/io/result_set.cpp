@@ -11,17 +11,6 @@ namespace fs = std::filesystem;
 namespace regpipe {
 namespace {
 
-// The outermost missing folder of `dir`'s path (empty when dir exists).
-fs::path first_missing(const fs::path& dir) {
-  std::error_code ec;
-  fs::path missing;
-  for (fs::path p = dir; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
-    missing = p;
-    if (p == p.parent_path()) break;
-  }
-  return missing;
-}
-
 const std::string kStagingPrefix = ".regpipe-staging-";
 
 }  // namespace
@@ -44,18 +33,21 @@ void remove_leftovers_of(int pid, const fs::path& dir) {
 
 ResultSet::ResultSet(fs::path dir) : dir_(std::move(dir)) {
   static std::atomic<unsigned long> counter{0};
-  made_ = first_missing(dir_);
   std::error_code ec;
-  // Removed, should the process be terminated before publishing, while empty.
-  for (fs::path p = dir_; !made_.empty() && p != made_.parent_path(); p = p.parent_path()) made_folders_.push_back(p);
-  for (const fs::path& p : made_folders_) register_new_folder(p);
-  fs::create_directories(dir_, ec);
-  if (ec) throw UserError("cannot make the output folder " + dir_.string() + ": " + ec.message());
-  staging_ = dir_ / (kStagingPrefix + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-  register_temporary(staging_);
-  fs::create_directory(staging_, ec);
+  made_folders_ = make_output_folders(dir_, ec);
   if (ec) {
-    forget_temporary(staging_);
+    remove_made_folders();
+    throw UserError("cannot make the output folder " + dir_.string() + ": " + ec.message());
+  }
+  staging_ = dir_ / (kStagingPrefix + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  try {
+    make_temporary_folder(staging_, ec);
+  } catch (...) {
+    remove_made_folders();
+    throw;
+  }
+  if (ec) {
+    remove_made_folders();
     throw UserError("cannot write into the output folder " + dir_.string() + ": " + ec.message());
   }
 }
@@ -64,8 +56,18 @@ ResultSet::~ResultSet() {
   std::error_code ec;
   fs::remove_all(staging_, ec);
   forget_temporary(staging_);
-  if (!published_ && !made_.empty()) fs::remove_all(made_, ec);
-  for (const fs::path& p : made_folders_) forget_temporary(p);
+  if (published_)
+    for (const fs::path& p : made_folders_) forget_temporary(p);
+  else
+    remove_made_folders();
+}
+
+void ResultSet::remove_made_folders() {
+  std::error_code ec;
+  for (const fs::path& p : made_folders_) {  // dir first: each is empty when its turn comes
+    fs::remove(p, ec);
+    forget_temporary(p);
+  }
 }
 
 fs::path ResultSet::staged(const std::string& name) {

@@ -31,9 +31,11 @@ class ResultSet {
   std::string as_published(const std::string& message) const;
 
  private:
+  // Removes the folders of dir's path that this made (each only while empty) and forgets them.
+  void remove_made_folders();
+
   std::filesystem::path dir_, staging_;
-  std::filesystem::path made_;  // the first folder of dir's path this made, if any
-  std::vector<std::filesystem::path> made_folders_;  // dir up to made_
+  std::vector<std::filesystem::path> made_folders_;  // the folders of dir's path this made, dir first
   std::set<std::string> names_;
   bool published_ = false;
 };
