@@ -28,7 +28,8 @@ runs=${RUNS:-3} threads=${THREADS:-$(nproc)}
 read -r -a tools <<<"${TOOLS:-elastix flirt powell}"
 cost=${REGPIPE_COST:-cpu.cr}
 before=${BEFORE:-}
-command -v elastix >/dev/null || { echo "run.sh: elastix not found (apt-get install elastix)" >&2; exit 2; }
+[[ " ${tools[*]} " != *" elastix "* ]] || command -v elastix >/dev/null ||
+  { echo "run.sh: elastix not found (apt-get install elastix)" >&2; exit 2; }
 [[ -x $regpipe ]] || { echo "run.sh: $regpipe is not an executable regpipe" >&2; exit 2; }
 [[ " ${tools[*]} " != *" before "* || -x $before ]] ||
   { echo "run.sh: the tool 'before' needs BEFORE=<an executable regpipe>" >&2; exit 2; }
@@ -119,8 +120,10 @@ for name in "${cases[@]}"; do
       e=$([[ -f $c/truth_world.txt ]] && error_against "$c" "$r/elastix.txt" || echo "(none)")
     elif [[ -f $c/truth_world.txt ]]; then
       e=$(error_against "$c" "$r/$tool.txt")
-    else  # no truth: distance to elastix's result
+    elif [[ -f $r/elastix.txt ]]; then  # no truth: distance to elastix's result
       e="$(error_against "$c" "$r/$tool.txt" "$r/elastix.txt") from elastix"
+    else
+      e="(none)"
     fi
     row+=" $(printf '%.2f' "$s") | $p | $e |"
   done
