@@ -1,11 +1,13 @@
 #include <regpipe_common/head_weight.hpp>
 
 #include <regpipe_common/fields/gaussian_smoothing.hpp>
+#include <regpipe_common/parallel_slabs.hpp>
 #include <regpipe_common/prepared_image.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 namespace regpipe_common {
 namespace {
@@ -49,14 +51,43 @@ std::vector<float> filled_head(const MeasuredImage& image) {
 }  // namespace
 
 float foreground_threshold(const float* values, std::size_t count) {
-  std::vector<float> v;
-  v.reserve(count);
-  for (std::size_t i = 0; i < count; ++i)
-    if (std::isfinite(values[i])) v.push_back(values[i]);
-  if (v.empty()) return 0.f;
-  const std::size_t k = std::min(v.size() - 1, std::size_t(0.99 * double(v.size())));
-  std::nth_element(v.begin(), v.begin() + long(k), v.end());
-  return 0.2f * v[k];
+  // The 99th percentile without sorting: a histogram of the finite values' order keys' top 14
+  // bits (a slab per core) finds the bucket that holds its rank; only that bucket's values are
+  // then gathered and ordered. The same value as nth_element over them all, several times faster.
+  constexpr std::size_t kBuckets = std::size_t(1) << 14;
+  const auto bucket_of = [](float v) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return ((bits & 0x80000000u) ? ~bits : bits | 0x80000000u) >> 18;  // ascending with v
+  };
+  const std::size_t slabs = std::min<std::size_t>(usable_cores(), 16);
+  std::vector<std::vector<uint32_t>> slab_counts(slabs, std::vector<uint32_t>(kBuckets, 0));
+  parallel_slabs(slabs, [&](std::size_t s) {
+    uint32_t* counts = slab_counts[s].data();
+    for (std::size_t i = slab_begin(count, slabs, s), end = slab_begin(count, slabs, s + 1); i < end; ++i)
+      counts[bucket_of(values[i])] += std::isfinite(values[i]);
+  });
+  std::vector<std::size_t> counts(kBuckets, 0);
+  std::size_t finite = 0;
+  for (const auto& slab : slab_counts)
+    for (std::size_t b = 0; b < kBuckets; ++b) {
+      counts[b] += slab[b];
+      finite += slab[b];
+    }
+  if (finite == 0) return 0.f;
+  const std::size_t k = std::min(finite - 1, std::size_t(0.99 * double(finite)));
+  std::size_t below = 0, bucket = 0;
+  while (below + counts[bucket] <= k) below += counts[bucket++];
+  std::vector<std::vector<float>> slab_values(slabs);
+  parallel_slabs(slabs, [&](std::size_t s) {
+    for (std::size_t i = slab_begin(count, slabs, s), end = slab_begin(count, slabs, s + 1); i < end; ++i)
+      if (bucket_of(values[i]) == bucket && std::isfinite(values[i])) slab_values[s].push_back(values[i]);
+  });
+  std::vector<float> in_bucket;
+  in_bucket.reserve(counts[bucket]);
+  for (const auto& slab : slab_values) in_bucket.insert(in_bucket.end(), slab.begin(), slab.end());
+  std::nth_element(in_bucket.begin(), in_bucket.begin() + long(k - below), in_bucket.end());
+  return 0.2f * in_bucket[k - below];
 }
 
 std::optional<HeadWeighted> head_weighted(const rp_image& image, const rp_image* weight, double sigma_mm,

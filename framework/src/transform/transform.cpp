@@ -196,15 +196,29 @@ double mean_displacement_mm(const Eigen::Matrix4d& a, const Eigen::Matrix4d& b, 
   const Eigen::Matrix4d index_to_displacement = (a - b) * region.voxel_to_world;
   const Eigen::Matrix3d linear = index_to_displacement.topLeftCorner<3, 3>();
   const Eigen::Vector3d offset = index_to_displacement.topRightCorner<3, 1>();
-  double sum = 0.0;
-  size_t count = 0, i = 0;
-  for (uint32_t z = 0; z < region.dims[2]; ++z)
-    for (uint32_t y = 0; y < region.dims[1]; ++y)
-      for (uint32_t x = 0; x < region.dims[0]; ++x, ++i)
+  // Summed slice by slice on every core, the slices' sums then in order: the same result
+  // whatever the number of cores.
+  const size_t nx = region.dims[0], ny = region.dims[1], nz = region.dims[2];
+  std::vector<double> slice_sum(nz, 0.0);
+  std::vector<size_t> slice_count(nz, 0);
+  regpipe_common::parallel_slabs(nz, [&](size_t z) {
+    double sum = 0.0;
+    size_t count = 0, i = z * nx * ny;
+    for (size_t y = 0; y < ny; ++y)
+      for (size_t x = 0; x < nx; ++x, ++i)
         if (region.data[i] > threshold) {
-          sum += (linear * Eigen::Vector3d(x, y, z) + offset).norm();
+          sum += (linear * Eigen::Vector3d(double(x), double(y), double(z)) + offset).norm();
           ++count;
         }
+    slice_sum[z] = sum;
+    slice_count[z] = count;
+  });
+  double sum = 0.0;
+  size_t count = 0;
+  for (size_t z = 0; z < nz; ++z) {
+    sum += slice_sum[z];
+    count += slice_count[z];
+  }
   if (count == 0)
     throw UserError("no voxel of the region is above the threshold " + std::to_string(threshold) +
                     ": the mean displacement is undefined");
