@@ -1,8 +1,11 @@
 #include "driver/non_finite_voxels.hpp"
 
 #include <regpipe/host/error.hpp>
+#include <regpipe_common/parallel_slabs.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -14,10 +17,21 @@ struct NonFinite {
   size_t first = 0;
 };
 
+// Counted a slab per core, the slabs' counts then in order (the first is the lowest slab's).
 NonFinite non_finite_voxels(const Image& image) {
+  const size_t n = image.data.size();
+  const size_t slabs = std::min<size_t>(regpipe_common::usable_cores(), 1 + n / (1 << 16));
+  std::vector<NonFinite> in_slab(slabs);
+  regpipe_common::parallel_slabs(slabs, [&](size_t s) {
+    NonFinite& found = in_slab[s];
+    for (size_t i = regpipe_common::slab_begin(n, slabs, s), end = regpipe_common::slab_begin(n, slabs, s + 1); i < end; ++i)
+      if (!std::isfinite(image.data[i]) && found.count++ == 0) found.first = i;
+  });
   NonFinite found;
-  for (size_t i = 0; i < image.data.size(); ++i)
-    if (!std::isfinite(image.data[i]) && found.count++ == 0) found.first = i;
+  for (const NonFinite& slab : in_slab) {
+    if (found.count == 0) found.first = slab.first;
+    found.count += slab.count;
+  }
   return found;
 }
 

@@ -41,6 +41,7 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <future>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -391,6 +392,15 @@ std::optional<Image> read_nifti_in_one_pass(const OpenedImage& opened, const fs:
   if (!dynamic_cast<itk::NiftiImageIO*>(io.GetPointer()) || !image_detail::is_single_nifti_name(path) ||
       io->GetNumberOfDimensions() != 3)
     return std::nullopt;
+  // The voxels' float storage is made (its pages faulted in) while the file inflates, where
+  // the file can hold what its header promises (DEFLATE inflates at most 1032:1): a hostile
+  // header is not to make this allocate.
+  std::error_code ec;
+  const uintmax_t file_bytes = fs::file_size(path, ec);
+  const bool plausible = !ec && io->GetImageSizeInBytes() <= 1032 * uint64_t(file_bytes);
+  std::future<std::vector<float>> storage =
+      std::async(plausible ? std::launch::async : std::launch::deferred,
+                 [count = plausible ? io->GetImageSizeInPixels() : 0] { return std::vector<float>(count); });
   const auto contents = image_detail::read_decompressed(path, io->GetImageSizeInBytes() + 352);
   if (!contents) return std::nullopt;  // unreadable: ITK names the problem
   if (const auto reason = image_detail::incomplete_data_reason(path, *contents)) throw read_error(path, *reason);
@@ -400,7 +410,7 @@ std::optional<Image> read_nifti_in_one_pass(const OpenedImage& opened, const fs:
     reader->SetFileName(path.string());
     update_output_information(*reader);
     Image image = grid_of(*reader->GetOutput(), path);
-    auto voxels = image_detail::decode_nifti_voxels(*contents, image.voxel_count());
+    auto voxels = image_detail::decode_nifti_voxels(*contents, image.voxel_count(), storage.get());
     if (!voxels) return std::nullopt;
     image.data = std::move(*voxels);
     image.file_type = file_type_of(*io);

@@ -5,7 +5,9 @@
 #include "image/nifti_header.hpp"
 
 #include <nifti1_io.h>
+#include <regpipe_common/parallel_slabs.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -54,16 +56,25 @@ float itk_value(T stored, const Rescale& r) {
   }
 }
 
+// Into `out` (resized to `count`), a slab of voxels per core: each voxel on its own, so the
+// same values whatever the number of cores.
 template <class T>
-std::vector<float> decode(const unsigned char* data, uint64_t count, bool swap, const Rescale& rescale) {
-  std::vector<float> out(count);
-  for (uint64_t i = 0; i < count; ++i) out[i] = itk_value(load_ordered<T>(data + i * sizeof(T), swap), rescale);
+std::vector<float> decode(const unsigned char* data, uint64_t count, bool swap, const Rescale& rescale,
+                          std::vector<float> out) {
+  out.resize(count);
+  const size_t slabs = std::min<size_t>(regpipe_common::usable_cores(), 1 + count / (1 << 16));
+  regpipe_common::parallel_slabs(slabs, [&](size_t s) {
+    for (uint64_t i = regpipe_common::slab_begin(count, slabs, s), end = regpipe_common::slab_begin(count, slabs, s + 1);
+         i < end; ++i)
+      out[i] = itk_value(load_ordered<T>(data + i * sizeof(T), swap), rescale);
+  });
   return out;
 }
 
 }  // namespace
 
-std::optional<std::vector<float>> decode_nifti_voxels(const DecompressedFile& contents, uint64_t count) {
+std::optional<std::vector<float>> decode_nifti_voxels(const DecompressedFile& contents, uint64_t count,
+                                                     std::vector<float> storage) {
   nifti_1_header header;
   if (contents.kept < sizeof(header)) return std::nullopt;
   std::memcpy(&header, contents.bytes.get(), sizeof(header));
@@ -81,14 +92,14 @@ std::optional<std::vector<float>> decode_nifti_voxels(const DecompressedFile& co
   const bool swap = nim->swapsize > 1 && nim->byteorder != nifti_short_order();
   const Rescale rescale = itk_rescale(*nim);
   switch (nim->datatype) {
-    case DT_UINT8: return decode<uint8_t>(data, count, swap, rescale);
-    case DT_INT8: return decode<int8_t>(data, count, swap, rescale);
-    case DT_UINT16: return decode<uint16_t>(data, count, swap, rescale);
-    case DT_INT16: return decode<int16_t>(data, count, swap, rescale);
-    case DT_UINT32: return decode<uint32_t>(data, count, swap, rescale);
-    case DT_INT32: return decode<int32_t>(data, count, swap, rescale);
-    case DT_FLOAT32: return decode<float>(data, count, swap, rescale);
-    case DT_FLOAT64: return decode<double>(data, count, swap, rescale);
+    case DT_UINT8: return decode<uint8_t>(data, count, swap, rescale, std::move(storage));
+    case DT_INT8: return decode<int8_t>(data, count, swap, rescale, std::move(storage));
+    case DT_UINT16: return decode<uint16_t>(data, count, swap, rescale, std::move(storage));
+    case DT_INT16: return decode<int16_t>(data, count, swap, rescale, std::move(storage));
+    case DT_UINT32: return decode<uint32_t>(data, count, swap, rescale, std::move(storage));
+    case DT_INT32: return decode<int32_t>(data, count, swap, rescale, std::move(storage));
+    case DT_FLOAT32: return decode<float>(data, count, swap, rescale, std::move(storage));
+    case DT_FLOAT64: return decode<double>(data, count, swap, rescale, std::move(storage));
     default: return std::nullopt;
   }
 }

@@ -16,7 +16,10 @@ struct DecompressedFile;
 
 // The `count` voxels of `contents`, or nothing where this decoder does not take the file (not
 // a single-file NIfTI-1, another voxel count, a data type other than the 8 integer and float
-// ones, data beyond the contents kept): the caller then reads it with ITK.
-std::optional<std::vector<float>> decode_nifti_voxels(const DecompressedFile& contents, uint64_t count);
+// ones, data beyond the contents kept): the caller then reads it with ITK. `storage`, when it
+// already holds `count` floats (made while the file was inflated), is decoded into and
+// returned, saving the allocation's page faults; decoding runs on every usable core.
+std::optional<std::vector<float>> decode_nifti_voxels(const DecompressedFile& contents, uint64_t count,
+                                                      std::vector<float> storage = {});
 
 }  // namespace regpipe::image_detail
