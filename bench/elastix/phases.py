@@ -4,7 +4,8 @@
     phases.py WORK_DIR [TOOL]      # TOOL: flirt (default), served, before, powell
 
 Reads WORK_DIR/results/<case>/<TOOL>.<run>/report.json (run.sh keeps them) and prints, per
-case, the medians over the runs of the reported phases (seconds) and the evaluations and
+case, the medians over the runs of the reported phases (seconds; "rest" is the total less
+reading, registration and writing: evaluation.truth's error, mostly) and the evaluations and
 calls of each level, with the wall time run.sh measured (<TOOL>.seconds) beside them.
 """
 import glob
@@ -22,9 +23,9 @@ def main():
     work = sys.argv[1]
     tool = sys.argv[2] if len(sys.argv) > 2 else "flirt"
     levels = ["8", "4", "2", "1"]
-    print(f"| case | wall | total | reading | pyramid | search | writing | "
+    print(f"| case | wall | total | reading | registration | pyramid | search | writing | rest | "
           + " | ".join(f"{mm} mm s (evals/calls)" for mm in levels) + " |")
-    print("|---|" + "---:|" * (6 + len(levels)))
+    print("|---|" + "---:|" * (8 + len(levels)))
     for case_dir in sorted(glob.glob(os.path.join(work, "results", "*"))):
         reports = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(case_dir, tool + ".*", "report.json")))]
         if not reports:
@@ -34,7 +35,10 @@ def main():
         if os.path.exists(seconds_file):
             walls = [float(v) for v in open(seconds_file).read().split()[1:]]
         cells = [median(walls)] + [median([r["seconds"][k] for r in reports])
-                                   for k in ("total", "reading", "pyramid", "search", "writing")]
+                                   for k in ("total", "reading", "registration", "pyramid", "search", "writing")]
+        # What the phases leave out of the total: evaluation.truth's error, the output folder.
+        cells.append(median([r["seconds"]["total"] - r["seconds"]["reading"] - r["seconds"]["registration"]
+                             - r["seconds"]["writing"] for r in reports]))
         row = [f"{v:.3f}" for v in cells]
         for mm in levels:
             stages = [[s for s in r["stages"] if not s["level_setup"] and s["name"] == f"{mm} mm"] for r in reports]
