@@ -16,7 +16,8 @@
 # comparison in one run (TOOLS="elastix before flirt"). REGPIPE_COST (default cpu.cr) is the
 # FLIRT pipelines' cost: cuda.cr on a GPU machine. The tool "served" is the FLIRT pipeline run
 # through `regpipe serve` (started here with REGPIPE's plugins; docs/serve.md), as a script of
-# one command per subject runs it with REGPIPE_SERVER set. Markdown on stdout; logs and
+# one command per subject runs it with REGPIPE_SERVER set; "before-served" the same through a
+# server of BEFORE's. Markdown on stdout; logs and
 # transforms under WORK_DIR. Without /usr/bin/time the CPU column is "-"; a served command's
 # CPU is its client's only.
 set -euo pipefail
@@ -31,7 +32,7 @@ before=${BEFORE:-}
 [[ " ${tools[*]} " != *" elastix "* ]] || command -v elastix >/dev/null ||
   { echo "run.sh: elastix not found (apt-get install elastix)" >&2; exit 2; }
 [[ -x $regpipe ]] || { echo "run.sh: $regpipe is not an executable regpipe" >&2; exit 2; }
-[[ " ${tools[*]} " != *" before "* || -x $before ]] ||
+[[ " ${tools[*]} " != *" before"* || -x $before ]] ||
   { echo "run.sh: the tool 'before' needs BEFORE=<an executable regpipe>" >&2; exit 2; }
 
 python3 "$here/make_cases.py" "$data" "$work/cases" "$@" >&2
@@ -75,13 +76,19 @@ error_against() {  # case_dir found_transform [other_transform]
   python3 "$here/error_mm.py" "$1/reference.nii.gz" "$2" "$truth"
 }
 
-if [[ " ${tools[*]} " == *" served "* ]]; then
-  socket=$work/serve.sock
-  "$regpipe" serve --socket "$socket" --ready 2 2>"$work/serve.log" &
-  server_pid=$!
-  trap 'kill -TERM $server_pid; wait $server_pid' EXIT  # TERM: a background job ignores SIGINT
-  until [[ -S $socket ]]; do kill -0 $server_pid || { echo "run.sh: regpipe serve failed, see $work/serve.log" >&2; exit 1; }; sleep 0.05; done
-  sleep 2  # its waiting processes started
+declare -A socket=()
+servers=()
+start_server() {  # tool binary
+  socket[$1]=$work/$1.sock
+  "$2" serve --socket "${socket[$1]}" --ready 2 2>"$work/$1.log" &
+  servers+=($!)
+  until [[ -S ${socket[$1]} ]]; do kill -0 $! || { echo "run.sh: regpipe serve failed, see $work/$1.log" >&2; exit 1; }; sleep 0.05; done
+}
+[[ " ${tools[*]} " == *" served "* ]] && start_server served "$regpipe"
+[[ " ${tools[*]} " == *" before-served "* ]] && start_server before-served "$before"
+if [[ ${#servers[@]} -gt 0 ]]; then
+  trap 'kill -TERM ${servers[*]}; wait ${servers[*]}' EXIT  # TERM: a background job ignores SIGINT
+  sleep 2  # their waiting processes started
 fi
 
 header="| case |" rule="|---|"
@@ -100,11 +107,11 @@ for name in "${cases[@]}"; do
         elastix) t=$(timed "$out/log.txt" elastix -f "$c/reference.nii.gz" -m "$c/moving.nii.gz" \
                    -p "$here/affine_mattes.txt" -out "$out" -threads "$threads")
                  cp "$out/TransformParameters.0.txt" "$r/elastix.txt" ;;
-        flirt|powell|before|served)
-          bins=256 optimizer=optim.$tool binary=$regpipe through=()
-          [[ $tool == powell ]] && bins=64
-          [[ $tool == before ]] && optimizer=optim.flirt binary=$before
-          [[ $tool == served ]] && optimizer=optim.flirt through=(env REGPIPE_SERVER="$socket")
+        flirt|powell|before|served|before-served)
+          bins=256 optimizer=optim.flirt binary=$regpipe through=()
+          [[ $tool == powell ]] && bins=64 optimizer=optim.powell
+          [[ $tool == before* ]] && binary=$before
+          [[ $tool == *served ]] && through=(env REGPIPE_SERVER="${socket[$tool]}")
           pipeline "$c" "$optimizer" "$bins" "$out" >"$out/pipeline.yaml"
           t=$(timed "$out/log.txt" "${through[@]}" "$binary" run "$out/pipeline.yaml")
           cp "$out/transform_world.txt" "$r/$tool.txt" ;;
