@@ -17,7 +17,8 @@
 # FLIRT pipelines' cost: cuda.cr on a GPU machine. The tool "served" is the FLIRT pipeline run
 # through `regpipe serve` (started here with REGPIPE's plugins; docs/serve.md), as a script of
 # one command per subject runs it with REGPIPE_SERVER set; "before-served" the same through a
-# server of BEFORE's. Markdown on stdout; logs and
+# server of BEFORE's; each served command SERVED_GAP seconds (default 1) after the tool
+# before it. Markdown on stdout; logs and
 # transforms under WORK_DIR. Without /usr/bin/time the CPU column is "-"; a served command's
 # CPU is its client's only.
 set -euo pipefail
@@ -111,7 +112,10 @@ for name in "${cases[@]}"; do
           bins=256 optimizer=optim.flirt binary=$regpipe through=()
           [[ $tool == powell ]] && bins=64 optimizer=optim.powell
           [[ $tool == before* ]] && binary=$before
-          [[ $tool == *served ]] && through=(env REGPIPE_SERVER="${socket[$tool]}")
+          # A pause before a served command, as a script's other work between its commands
+          # would make: the server that a previous tool used may still be starting a
+          # replacement process (CUDA), which would slow this one's GPU work.
+          [[ $tool == *served ]] && through=(env REGPIPE_SERVER="${socket[$tool]}") && sleep "${SERVED_GAP:-1}"
           pipeline "$c" "$optimizer" "$bins" "$out" >"$out/pipeline.yaml"
           t=$(timed "$out/log.txt" "${through[@]}" "$binary" run "$out/pipeline.yaml")
           cp "$out/transform_world.txt" "$r/$tool.txt" ;;
