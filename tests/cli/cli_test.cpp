@@ -262,6 +262,33 @@ TEST_F(CliTest, BothImagesUnreadableReportsTheReferenceOnly) {
   }
 }
 
+// outputs.parallel_io makes the reference's levels while the moving image is still being read,
+// planning them from the moving image's header: the transform is the one of a read in turn, bit
+// for bit, also when the moving image is the coarser (its 6 mm voxels raise the last level).
+TEST_F(CliTest, LevelsMadeWhileTheMovingImageIsReadGiveTheTransformOfAReadInTurn) {
+  std::string out;
+  ASSERT_EQ(run_command(cli() + " phantom " + quoted(dir_ / "coarse") + " --size 28 --voxel-mm 6", &out), 0) << out;
+  for (const fs::path& moving : {dir_ / "demo" / "moving.nii.gz", dir_ / "coarse" / "moving.nii.gz"}) {
+    std::string transforms[2];
+    for (const int parallel : {0, 1}) {
+      int status = -1;
+      out = run("run " + quoted(pipeline()) + " --quiet --set registration.cost.plugin=cpu.cr" +
+                    " --set 'registration.levels_mm=[8,4]' --set inputs.moving=" + quoted(moving) +
+                    " --set outputs.parallel_io=" + (parallel ? "true" : "false") +
+                    " --set outputs.dir=" + quoted(dir_ / ("out" + std::to_string(parallel))),
+                &status);
+      ASSERT_EQ(status, 0) << out;
+      std::ifstream in(dir_ / ("out" + std::to_string(parallel)) / "transform.mat");
+      transforms[parallel] = std::string(std::istreambuf_iterator<char>(in), {});
+      const nlohmann::json report =
+          nlohmann::json::parse(std::ifstream(dir_ / ("out" + std::to_string(parallel)) / "report.json"));
+      EXPECT_EQ(report["registration"]["sampled_levels_mm"].back().get<double>(), moving.parent_path() == dir_ / "coarse" ? 6.0 : 4.0);
+    }
+    EXPECT_FALSE(transforms[0].empty());
+    EXPECT_EQ(transforms[0], transforms[1]) << moving;
+  }
+}
+
 // -q: nothing on stdout (scripts read the files); a warning or error still reaches stderr.
 TEST_F(CliTest, QuietPrintsNothingOnStdout) {
   for (const char* flag : {"-q", "--quiet"}) {

@@ -253,32 +253,64 @@ std::optional<double> write_outputs(const Pipeline& p, const RegistrationImages&
 
 namespace {
 
-// The reference and the moving image (each with its weight) read by two ITK readers in two
-// threads, each file's decompression being single-threaded; the errors are reported as the
-// sequential read reports them, the reference's first.
-RegistrationImages read_inputs_concurrently(const PipelineInputs& inputs) {
-  prepare_image_io();  // ITK's factory list is complete before the second thread uses it
-  RegistrationImages images, moving;
-  std::exception_ptr moving_error;
-  std::thread moving_reader([&] {
-    try {
-      load_moving(inputs, inputs.moving.front(), moving);
-    } catch (...) {
-      moving_error = std::current_exception();
-    }
-  });
-  std::exception_ptr reference_error;
-  try {
-    load_reference(inputs, images);
-  } catch (...) {
-    reference_error = std::current_exception();
+// The reference and the moving image (each with its weight) read on two threads, each file's
+// decompression being single-threaded. The reference can be taken (to prepare its levels)
+// while the moving image is still being read; the errors are reported as the sequential read
+// reports them, the reference's first. Waits for both reads when dropped.
+class InputsBeingRead {
+ public:
+  explicit InputsBeingRead(const PipelineInputs& inputs) {
+    prepare_image_io();  // ITK's factory list is complete before the threads use it
+    reference_ = std::async(std::launch::async, [&inputs] {
+      RegistrationImages images;
+      load_reference(inputs, images);
+      return images;
+    });
+    moving_ = std::async(std::launch::async, [&inputs] {
+      RegistrationImages images;
+      load_moving(inputs, inputs.moving.front(), images);
+      return images;
+    });
   }
-  moving_reader.join();
-  if (reference_error) std::rethrow_exception(reference_error);
-  if (moving_error) std::rethrow_exception(moving_error);
-  images.moving = std::move(moving.moving);
-  images.moving_weight = std::move(moving.moving_weight);
-  return images;
+  const RegistrationImages& reference() {
+    if (reference_.valid()) {
+      try {
+        images_ = reference_.get();
+      } catch (...) {
+        moving_.wait();
+        throw;
+      }
+    }
+    return images_;
+  }
+  RegistrationImages all() {
+    reference();
+    RegistrationImages moving = moving_.get();
+    images_.moving = std::move(moving.moving);
+    images_.moving_weight = std::move(moving.moving_weight);
+    return std::move(images_);
+  }
+
+ private:
+  std::future<RegistrationImages> reference_, moving_;
+  RegistrationImages images_;
+};
+
+// A grid with the moving image's voxel size as its header states it, for the reference's
+// levels made while the voxels are still being read (min_sampling_mm). Null when the header
+// cannot say (its error is the read's to report): the reference's own floor is taken, and a
+// level the moving image's floor needs is then made when it registers, as in a batch.
+std::unique_ptr<Image> moving_grid_planned(const PipelineInputs& inputs) {
+  try {
+    const ImageInput& moving = inputs.moving.front();
+    ReadOptions options;
+    options.volume_index = moving.volume;
+    auto grid = std::make_unique<Image>();
+    grid->voxel_to_world.topLeftCorner<3, 3>() = header_voxel_size_mm(moving.path, options).asDiagonal();
+    return grid;
+  } catch (const UserError&) {
+    return nullptr;
+  }
 }
 
 // What `regpipe run` prints on stdout: the components used, each stage, the times.
@@ -316,33 +348,29 @@ RegistrationResult run_pipeline(const Pipeline& p, const PluginHost& plugins, Ho
   if (p.evaluation.truth) read_matrix_file(*p.evaluation.truth);
 
   // The images are read while the components are created (starting a GPU takes about as long
-  // as reading two compressed images); a component's error is still the one reported, and in
+  // as reading two compressed images), and the reference's levels are made while the moving
+  // image is still being read; a component's error is still the one reported, and in
   // sequential I/O mode the components come first, so a bad parameter fails before any read.
   PhaseSeconds phases;
-  auto read_images = [&] {
-    const auto loading_start = Clock::now();
-    RegistrationImages images =
-        p.outputs.parallel_io ? read_inputs_concurrently(p.inputs) : load_images(p.inputs);
-    phases.reading = std::chrono::duration<double>(Clock::now() - loading_start).count();
-    return images;
-  };
-  std::future<RegistrationImages> reading;
-  if (p.outputs.parallel_io) reading = std::async(std::launch::async, read_images);
+  const auto loading_start = Clock::now();
+  std::optional<InputsBeingRead> reading;
+  if (p.outputs.parallel_io) reading.emplace(p.inputs);
   RegistrationComponents components;
   StageComponents stage_components;  // registration.stages
-  try {
-    if (p.stages.empty())
-      components = create_registration_components(p, plugins, services);
-    else
-      stage_components = create_stage_components(p, plugins, services);
-  } catch (...) {
-    if (reading.valid()) reading.wait();
-    throw;
-  }
-  RegistrationImages images = reading.valid() ? reading.get() : read_images();
+  if (p.stages.empty())
+    components = create_registration_components(p, plugins, services);
+  else
+    stage_components = create_stage_components(p, plugins, services);
+  std::optional<PreparedReference> prepared;
+  if (reading && p.stages.empty())
+    prepared = prepare_reference(p, reading->reference(), components, moving_grid_planned(p.inputs).get());
+  RegistrationImages images = reading ? reading->all() : load_images(p.inputs);
+  phases.reading = std::chrono::duration<double>(Clock::now() - loading_start).count();
   const auto registration_start = Clock::now();
-  RegistrationResult result = p.stages.empty() ? register_images(p, images, components, services)
-                                               : register_stages(p, images, stage_components, services);
+  RegistrationResult result = !p.stages.empty() ? register_stages(p, images, stage_components, services)
+                              : prepared        ? register_images(p, images, *prepared, components, services)
+                                                : register_images(p, images, components, services);
+  if (prepared) result.seconds_pyramid += prepared->seconds;
   phases.registration = std::chrono::duration<double>(Clock::now() - registration_start).count();
   result.seconds_loading = phases.reading;
   const std::optional<double> error_mm =

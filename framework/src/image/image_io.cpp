@@ -384,6 +384,11 @@ OpenedImage open_checked(const fs::path& path, const ReadOptions& options) {
 
 void check_image_header(const fs::path& path, const ReadOptions& options) { open_checked(path, options); }
 
+Eigen::Vector3d header_voxel_size_mm(const fs::path& path, const ReadOptions& options) {
+  const OpenedImage opened = open_checked(path, options);
+  return {opened.io->GetSpacing(0), opened.io->GetSpacing(1), opened.io->GetSpacing(2)};
+}
+
 // A 3D single-file NIfTI decompressed once (libdeflate), checked for completeness and decoded
 // from memory, where ITK would decompress it a second time: ITK reads the header and places
 // the grid as before. Nothing where the file is not one decode_nifti_voxels takes.
@@ -397,7 +402,7 @@ std::optional<Image> read_nifti_in_one_pass(const OpenedImage& opened, const fs:
   // header is not to make this allocate.
   std::error_code ec;
   const uintmax_t file_bytes = fs::file_size(path, ec);
-  const bool plausible = !ec && io->GetImageSizeInBytes() <= 1032 * uint64_t(file_bytes);
+  const bool plausible = !ec && uint64_t(io->GetImageSizeInBytes()) <= 1032 * uint64_t(file_bytes);
   std::future<std::vector<float>> storage =
       std::async(plausible ? std::launch::async : std::launch::deferred,
                  [count = plausible ? io->GetImageSizeInPixels() : 0] { return std::vector<float>(count); });

@@ -81,6 +81,12 @@ Image read_image(const std::filesystem::path& path, const ReadOptions& options =
 // read_image's UserErrors.
 void check_image_header(const std::filesystem::path& path, const ReadOptions& options = {});
 
+// The voxel size (mm along each index axis) ITK reads from the header (a NIfTI file's pixdim),
+// without reading a voxel: enough to plan the levels while the voxels are still being read.
+// read_image's voxel_to_world (the sform, say) may state it otherwise. Throws read_image's
+// UserErrors about the header.
+Eigen::Vector3d header_voxel_size_mm(const std::filesystem::path& path, const ReadOptions& options = {});
+
 // Registers ITK's image formats and creates ITK's process-wide globals, once per process.
 // Reading and writing call it themselves; call it before starting threads that read or write
 // images, since ITK 5.2 creates those globals (and the factory list) without a lock.
