@@ -361,7 +361,7 @@ RegistrationResult run_pipeline(const Pipeline& p, const PluginHost& plugins, Ho
     components = create_registration_components(p, plugins, services);
   else
     stage_components = create_stage_components(p, plugins, services);
-  std::optional<PreparedReference> prepared;
+  std::optional<PreparedReference> prepared;  // dropped once registered, as its memory is wanted again
   if (reading && p.stages.empty())
     prepared = prepare_reference(p, reading->reference(), components, moving_grid_planned(p.inputs).get());
   RegistrationImages images = reading ? reading->all() : load_images(p.inputs);
@@ -371,6 +371,7 @@ RegistrationResult run_pipeline(const Pipeline& p, const PluginHost& plugins, Ho
                               : prepared        ? register_images(p, images, *prepared, components, services)
                                                 : register_images(p, images, components, services);
   if (prepared) result.seconds_pyramid += prepared->seconds;
+  prepared.reset();
   phases.registration = std::chrono::duration<double>(Clock::now() - registration_start).count();
   result.seconds_loading = phases.reading;
   const std::optional<double> error_mm =
