@@ -3,7 +3,6 @@
 #include <regpipe/host/error.hpp>
 #include <regpipe_common/parallel_slabs.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -17,10 +16,11 @@ struct NonFinite {
   size_t first = 0;
 };
 
-// Counted a slab per core, the slabs' counts then in order (the first is the lowest slab's).
+// Counted slab by slab on every core, the slabs' counts then in order (the first is the lowest
+// slab's).
 NonFinite non_finite_voxels(const Image& image) {
   const size_t n = image.data.size();
-  const size_t slabs = std::min<size_t>(regpipe_common::usable_cores(), 1 + n / (1 << 16));
+  const size_t slabs = 1 + n / (1 << 16);
   std::vector<NonFinite> in_slab(slabs);
   regpipe_common::parallel_slabs(slabs, [&](size_t s) {
     NonFinite& found = in_slab[s];

@@ -41,11 +41,11 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
-#include <future>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <future>
 #include <limits>
 #include <mutex>
 #include <string>

@@ -7,7 +7,6 @@
 #include <nifti1_io.h>
 #include <regpipe_common/parallel_slabs.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -56,13 +55,13 @@ float itk_value(T stored, const Rescale& r) {
   }
 }
 
-// Into `out` (resized to `count`), a slab of voxels per core: each voxel on its own, so the
-// same values whatever the number of cores.
+// Into `out` (resized to `count`), slab by slab on every core (parallel_slabs: a thread per
+// usable core at most): each voxel on its own, so the same values whatever the number of cores.
 template <class T>
 std::vector<float> decode(const unsigned char* data, uint64_t count, bool swap, const Rescale& rescale,
                           std::vector<float> out) {
   out.resize(count);
-  const size_t slabs = std::min<size_t>(regpipe_common::usable_cores(), 1 + count / (1 << 16));
+  const size_t slabs = 1 + count / (1 << 16);
   regpipe_common::parallel_slabs(slabs, [&](size_t s) {
     for (uint64_t i = regpipe_common::slab_begin(count, slabs, s), end = regpipe_common::slab_begin(count, slabs, s + 1);
          i < end; ++i)

@@ -40,12 +40,7 @@ ResultSet::ResultSet(fs::path dir) : dir_(std::move(dir)) {
     throw UserError("cannot make the output folder " + dir_.string() + ": " + ec.message());
   }
   staging_ = dir_ / (kStagingPrefix + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-  try {
-    make_temporary_folder(staging_, ec);
-  } catch (...) {
-    remove_made_folders();
-    throw;
-  }
+  make_temporary_folder(staging_, ec);
   if (ec) {
     remove_made_folders();
     throw UserError("cannot write into the output folder " + dir_.string() + ": " + ec.message());
