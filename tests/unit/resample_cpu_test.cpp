@@ -365,6 +365,33 @@ TEST(ResamplePrefilter, SpreadsADeltaWithTheRequestedSigmaInMillimetres) {
   }
 }
 
+// The prefilter as the voxel-by-voxel loop: every voxel of every line, axis after axis, its
+// taps summed in ascending order and renormalised over those inside the line.
+Volume reference_smooth(const Volume& in, const std::array<double, 3>& sigma_mm) {
+  Volume out = in;
+  const rp_image view = in.view();
+  const long n[3] = {in.dims[0], in.dims[1], in.dims[2]}, stride[3] = {1, n[0], n[0] * n[1]};
+  for (int a = 0; a < 3; ++a) {
+    if (!(sigma_mm[a] > 0.0) || n[a] == 1) continue;
+    const std::vector<double> w = regpipe_common::gaussian_half_kernel(
+        sigma_mm[a] / regpipe_common::axis_spacing(view.voxel_to_world, a), size_t(n[a]));
+    const long radius = long(w.size()) - 1;
+    const std::vector<float> before = out.data;
+    for (long k = 0; k < n[2]; ++k)
+      for (long j = 0; j < n[1]; ++j)
+        for (long i = 0; i < n[0]; ++i) {
+          const long at[3] = {i, j, k}, base = i + n[0] * (j + n[1] * k) - at[a] * stride[a];
+          double sum = 0.0, weight = 0.0;
+          for (long t = std::max(0L, at[a] - radius); t <= std::min(n[a] - 1, at[a] + radius); ++t) {
+            sum += w[size_t(std::labs(t - at[a]))] * before[size_t(base + t * stride[a])];
+            weight += w[size_t(std::labs(t - at[a]))];
+          }
+          out.data[size_t(base + at[a] * stride[a])] = float(sum / weight);
+        }
+  }
+  return out;
+}
+
 // The prefilter's lines are summed tap by tap over many voxels at once; each voxel's sum must
 // still be the voxel-by-voxel sum in ascending tap order, bit for bit (pyramids, and so every
 // registration, are unchanged by it). Lines both longer and shorter than the kernel.
@@ -377,30 +404,57 @@ TEST(ResamplePrefilter, EqualsTheVoxelByVoxelSumBitwise) {
   Request r = same_grid(in, RP_INTERP_NEAREST);
   r.sigma_mm = {3.0, 4.0, 2.5};
   const std::vector<float> out = resample(r);
-
-  std::vector<float> expected = in.data;
-  const long n[3] = {41, 9, 23}, stride[3] = {1, 41, 41 * 9};
-  const double spacing[3] = {0.9, 1.2, 1.0};
-  for (int a = 0; a < 3; ++a) {
-    const std::vector<double> w =
-        regpipe_common::gaussian_half_kernel(r.sigma_mm[a] / spacing[a], size_t(n[a]));
-    const long radius = long(w.size()) - 1;
-    const std::vector<float> before = expected;
-    for (long k = 0; k < n[2]; ++k)
-      for (long j = 0; j < n[1]; ++j)
-        for (long i = 0; i < n[0]; ++i) {
-          const long at[3] = {i, j, k}, base = i + n[0] * (j + n[1] * k) - at[a] * stride[a];
-          double sum = 0.0, weight = 0.0;
-          for (long t = std::max(0L, at[a] - radius); t <= std::min(n[a] - 1, at[a] + radius); ++t) {
-            sum += w[size_t(std::labs(t - at[a]))] * before[size_t(base + t * stride[a])];
-            weight += w[size_t(std::labs(t - at[a]))];
-          }
-          expected[size_t(base + at[a] * stride[a])] = float(sum / weight);
-        }
-  }
+  const std::vector<float> expected = reference_smooth(in, r.sigma_mm).data;
   ASSERT_EQ(out.size(), expected.size());
   EXPECT_EQ(std::memcmp(out.data(), expected.data(), out.size() * sizeof(float)), 0);
   EXPECT_NE(out[100], in.data[100]);  // the filter did smooth
+}
+
+// A pyramid level reads a few planes of the smoothed image, and only those are smoothed; each
+// level must still be the whole smoothed image sampled, bit for bit: levels of 2 to 8 voxels
+// centred as pyramid.cpp centres them, an odd offset, and a rotated grid that reads everywhere.
+TEST(ResamplePrefilter, SmoothsOnlyThePlanesALevelReadsBitForBit) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> value(-50.f, 300.f);
+  const Eigen::Vector3d spacing(1.0, 1.1, 0.9);
+  Volume in = make_volume({47, 38, 29}, oblique_grid(spacing), [](double, double, double) { return 0.f; });
+  for (float& v : in.data) v = value(rng);
+  const Mat4 rotated = general_matrix(in);
+  struct Level {
+    double step;          // output voxel / input voxel, every axis
+    double extra_offset;  // input voxels, added to the centring
+    const Mat4* matrix;
+  };
+  for (const Level level : {Level{2, 0, nullptr}, Level{3, 0, nullptr}, Level{4, 0, nullptr}, Level{8, 0, nullptr},
+                            Level{4, 0.37, nullptr}, Level{2, 0, &rotated}}) {
+    for (const int interpolation : {RP_INTERP_NEAREST, RP_INTERP_TRILINEAR}) {
+      Request r;
+      r.input = &in;
+      r.matrix = level.matrix;
+      r.interpolation = interpolation;
+      Mat4 grid = Mat4::Identity();
+      for (int a = 0; a < 3; ++a) {
+        const double length = in.dims[a] - 1.0;
+        r.out_dims[a] = uint32_t(std::floor(length / level.step)) + 1;
+        grid(a, a) = level.step;
+        grid(a, 3) = 0.5 * (length - level.step * (r.out_dims[a] - 1)) + level.extra_offset;
+        const double level_mm = level.step * spacing[a];
+        r.sigma_mm[a] = std::sqrt(level_mm * level_mm - spacing[a] * spacing[a]) / 2.3548200450309493;
+      }
+      r.out_voxel_to_world = in.voxel_to_world * grid;
+      const std::vector<float> out = resample(r);
+
+      const Volume smoothed = reference_smooth(in, r.sigma_mm);
+      Request unfiltered = r;
+      unfiltered.input = &smoothed;
+      unfiltered.sigma_mm = {};
+      const std::vector<float> expected = resample(unfiltered);
+      const std::string name = interpolation_name(interpolation) + " level " + std::to_string(level.step);
+      ASSERT_EQ(out.size(), expected.size()) << name;
+      EXPECT_EQ(std::memcmp(out.data(), expected.data(), out.size() * sizeof(float)), 0) << name;
+      EXPECT_GT(std::count_if(out.begin(), out.end(), [](float v) { return v != 0.f; }), long(out.size() / 4)) << name;
+    }
+  }
 }
 
 TEST(Resample, MapsEverythingOutsideToTheBackground) {

@@ -10,6 +10,7 @@
 #include <regpipe_common/resample_sampling.hpp>
 #include <regpipe_common/voxel_map.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <functional>
@@ -41,6 +42,42 @@ void fill_output(const rp_resample_request& r, const regpipe_common::VoxelMap& m
   });
 }
 
+// The input voxels the interpolation reads, per axis (a superset): a prefilter need produce
+// only those. Input coordinate a is m[a][0] i + m[a][1] j + m[a][2] k + m[a][3]; stepping
+// along the output axis that moves it most, with the other two terms' range added, bounds it
+// for each step, and nearest or trilinear reads the planes at and just above each bound. For
+// a pyramid level (an axis-aligned map) that is two planes of every eight at 8 mm; sinc and
+// B-spline read widely.
+VoxelSelection voxels_read(const rp_resample_request& r, const regpipe_common::VoxelMap& map, const Dims& dims) {
+  if (r.interpolation != RP_INTERP_NEAREST && r.interpolation != RP_INTERP_TRILINEAR) return all_voxels(dims);
+  constexpr double kMargin = 1e-3;  // voxels: snap_to_domain's snap and the rounding to float, with room
+  VoxelSelection selection;
+  for (int a = 0; a < 3; ++a) {
+    const double* m = map.m + 4 * a;
+    int along = 0;
+    for (int b = 1; b < 3; ++b)
+      if (std::fabs(m[b]) * (r.out_dims[b] - 1.0) > std::fabs(m[along]) * (r.out_dims[along] - 1.0)) along = b;
+    double low = m[3], high = m[3];
+    for (int b = 0; b < 3; ++b) {
+      if (b == along) continue;
+      const double reach = m[b] * (r.out_dims[b] - 1.0);
+      low += std::min(0.0, reach);
+      high += std::max(0.0, reach);
+    }
+    const double last = dims[a] - 1.0;
+    std::vector<char> read(dims[a], 0);
+    for (uint32_t t = 0; t < r.out_dims[along]; ++t) {
+      const double step = m[along] * t;
+      const double first = std::max(0.0, std::floor(low + step - kMargin));
+      const double end = std::min(last, std::floor(high + step + kMargin) + 1.0);
+      for (double i = first; i <= end; ++i) read[size_t(i)] = 1;
+    }
+    for (uint32_t i = 0; i < dims[a]; ++i)
+      if (read[i]) selection.index[a].push_back(i);
+  }
+  return selection;
+}
+
 }  // namespace
 
 CpuResampler::CpuResampler(const rp_host* host, const rp::Params& params) : host_(host) {
@@ -67,6 +104,12 @@ void CpuResampler::resample(const rp_resample_request& r) {
   const Grid grid{int(dims[0]), int(dims[1]), int(dims[2])};
   const std::function<bool()> cancelled = [this] { return cancel_requested(); };
 
+  static const double kIdentity[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+  regpipe_common::VoxelMap map;
+  if (!regpipe_common::make_voxel_map(r.out_voxel_to_world, r.matrix ? r.matrix : kIdentity,
+                                      in.voxel_to_world, &map))
+    throw rp::Error(RP_INTERNAL, "voxel map failed although check_request accepted the grids");
+
   const float* source = in.data;
   std::vector<float> smoothed;
   std::array<double, 3> sigma_voxels{};
@@ -74,15 +117,10 @@ void CpuResampler::resample(const rp_resample_request& r) {
     sigma_voxels[a] = r.prefilter_sigma_mm[a] / regpipe_common::axis_spacing(in.voxel_to_world, a);
   if (sigma_voxels[0] > 0.0 || sigma_voxels[1] > 0.0 || sigma_voxels[2] > 0.0) {
     smoothed.assign(in.data, in.data + size_t(dims[0]) * dims[1] * dims[2]);
-    gaussian_smooth(smoothed.data(), dims, sigma_voxels, threads_, cancelled);
+    gaussian_smooth(smoothed.data(), dims, sigma_voxels, voxels_read(r, map, dims),
+                    threads_, cancelled);
     source = smoothed.data();
   }
-
-  static const double kIdentity[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
-  regpipe_common::VoxelMap map;
-  if (!regpipe_common::make_voxel_map(r.out_voxel_to_world, r.matrix ? r.matrix : kIdentity,
-                                      in.voxel_to_world, &map))
-    throw rp::Error(RP_INTERNAL, "voxel map failed although check_request accepted the grids");
 
   switch (r.interpolation) {
     case RP_INTERP_NEAREST:

@@ -6,12 +6,27 @@
 #include "image_lines.hpp"
 
 #include <array>
+#include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace regpipe::resample {
 
-// Smooths `data` in place; an axis with sigma 0 is left alone.
+// The voxels a smoothing must produce: every combination of one index per axis from
+// index[a] (ascending, no repeats). A pyramid level reads a few planes of each axis of the
+// 1 mm image (two of every eight at 8 mm), so most of the smoothing need not be done.
+struct VoxelSelection {
+  std::array<std::vector<uint32_t>, 3> index;
+};
+
+// Every voxel of `dims`.
+VoxelSelection all_voxels(const Dims& dims);
+
+// Smooths `data` in place, axis after axis (x, y, z; an axis with sigma 0 is left alone). The
+// selected voxels get the values smoothing the whole image would give them, bit for bit; the
+// others are left with unspecified values.
 void gaussian_smooth(float* data, const Dims& dims, const std::array<double, 3>& sigma_voxels,
-                     unsigned threads, const std::function<bool()>& cancelled);
+                     const VoxelSelection& wanted, unsigned threads,
+                     const std::function<bool()>& cancelled);
 
 }  // namespace regpipe::resample
