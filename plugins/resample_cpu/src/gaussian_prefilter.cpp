@@ -33,26 +33,54 @@ AxisKernel axis_kernel(double sigma_voxels, uint32_t length) {
 struct LineBatch {
   size_t first[kLanes];  // voxel index of each lane's voxel 0
   size_t count;          // lanes in use
+  bool contiguous;       // all lanes in use, each line's voxel m right after the previous lane's
   const double* lines;
 };
 
+// Four lanes' voxels: one AVX2 register (two SSE2 ones by default); unaligned loads.
+typedef double Quad __attribute__((vector_size(4 * sizeof(double)), aligned(sizeof(double))));
+constexpr size_t kQuads = kLanes / 4;
+
 // The interior outputs `at` (all taps inside the line) of a batch: each voxel's sum built tap by
 // tap in ascending order from 0, as the voxel-by-voxel loop of the edges does, then divided by
-// the kernel's weight. Several outputs and lanes per instruction (AVX2 where the CPU has it;
-// multiply and add apart, no FMA, so the same bits).
+// the kernel's weight. All lanes per instruction and kPositions independent sums (AVX2 where
+// the CPU has it; multiply and add apart, no FMA, so the same bits).
 __attribute__((target_clones("avx2", "default"))) void sum_interior(const double* lines, const long* at,
                                                                     const AxisKernel& k,
                                                                     double (*sums)[kLanes]) {
-  double acc[kPositions][kLanes] = {};
+  Quad acc[kPositions][kQuads] = {};
   for (long d = -k.radius; d <= k.radius; ++d) {
     const double wd = k.w[static_cast<size_t>(std::labs(d))];
     for (size_t p = 0; p < kPositions; ++p) {
-      const double* v = lines + static_cast<size_t>(at[p] + d) * kLanes;
-      for (size_t l = 0; l < kLanes; ++l) acc[p][l] += wd * v[l];
+      const Quad* v = reinterpret_cast<const Quad*>(lines + static_cast<size_t>(at[p] + d) * kLanes);
+      for (size_t q = 0; q < kQuads; ++q) acc[p][q] += wd * v[q];
     }
   }
   for (size_t p = 0; p < kPositions; ++p)
-    for (size_t l = 0; l < kLanes; ++l) sums[p][l] = acc[p][l] / k.interior_weight;
+    for (size_t q = 0; q < kQuads; ++q) {
+      const Quad mean = acc[p][q] / k.interior_weight;
+      for (size_t l = 0; l < 4; ++l) sums[p][4 * q + l] = mean[l];
+    }
+}
+
+// The batch's lines into `lines` (voxel m of lane l at m * kLanes + l; unused lanes 0), and
+// whether its lanes are neighbouring voxels (the y and z passes of a level that reads every x),
+// then read and written eight at a time.
+void load_lines(const float* data, LineBatch& batch, size_t stride, long length, double* lines) {
+  batch.contiguous = batch.count == kLanes;
+  for (size_t l = 1; l < batch.count; ++l) batch.contiguous &= batch.first[l] == batch.first[0] + l;
+  if (batch.contiguous) {
+    for (long m = 0; m < length; ++m) {
+      const float* in = data + batch.first[0] + static_cast<size_t>(m) * stride;
+      for (size_t l = 0; l < kLanes; ++l) lines[static_cast<size_t>(m) * kLanes + l] = in[l];
+    }
+    return;
+  }
+  for (size_t l = 0; l < kLanes; ++l) {
+    const float* in = data + batch.first[l];
+    for (long m = 0; m < length; ++m)
+      lines[static_cast<size_t>(m) * kLanes + l] = l < batch.count ? in[static_cast<size_t>(m) * stride] : 0.0;
+  }
 }
 
 // Filters the batch's lines along an axis of `length` voxels and `stride`, writing the outputs
@@ -67,8 +95,14 @@ void filter_batch(float* data, const LineBatch& batch, size_t stride, long lengt
     for (size_t p = 0; p < kPositions; ++p) at[p] = interior[std::min(g + p, interior.size() - 1)];
     double sums[kPositions][kLanes];
     sum_interior(batch.lines, at, k, sums);
-    for (size_t p = 0; p < kPositions && g + p < interior.size(); ++p)
+    for (size_t p = 0; p < kPositions && g + p < interior.size(); ++p) {
+      if (batch.contiguous) {  // neighbouring voxels: one vector store
+        float* out = data + batch.first[0] + static_cast<size_t>(at[p]) * stride;
+        for (size_t l = 0; l < kLanes; ++l) out[l] = static_cast<float>(sums[p][l]);
+        continue;
+      }
       for (size_t l = 0; l < batch.count; ++l) store(at[p], l, sums[p][l]);
+    }
   }
   // Near the ends the taps outside are dropped and the rest renormalised.
   for (const uint32_t i : edge) {
@@ -98,12 +132,10 @@ void filter_axis(float* data, const Dims& dims, int axis, const AxisKernel& k,
   parallel_for(batches, threads, cancelled, [&](size_t b) {
     LineBatch batch{};
     batch.count = std::min(kLanes, line_starts.size() - b * kLanes);
-    std::vector<double> lines(static_cast<size_t>(length) * kLanes, 0.0);
-    for (size_t l = 0; l < batch.count; ++l) {
-      batch.first[l] = line_starts[b * kLanes + l];
-      const float* in = data + batch.first[l];
-      for (long m = 0; m < length; ++m) lines[static_cast<size_t>(m) * kLanes + l] = in[static_cast<size_t>(m) * stride];
-    }
+    std::copy_n(line_starts.begin() + std::ptrdiff_t(b * kLanes), batch.count, batch.first);
+    thread_local std::vector<double> lines;
+    lines.resize(static_cast<size_t>(length) * kLanes);
+    load_lines(data, batch, stride, length, lines.data());
     batch.lines = lines.data();
     filter_batch(data, batch, stride, length, k, interior, edge);
   });
