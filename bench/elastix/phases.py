@@ -41,7 +41,9 @@ def main():
                              - r["seconds"]["writing"] for r in reports]))
         row = [f"{v:.3f}" for v in cells]
         for mm in levels:
-            stages = [[s for s in r["stages"] if not s["level_setup"] and s["name"] == f"{mm} mm"] for r in reports]
+            # optim.flirt names its stages "8mm coarse search (...)", "1mm 12dof (...)"; optim.powell "1 mm".
+            stages = [[s for s in r["stages"] if not s["level_setup"] and
+                       (s["name"] == f"{mm} mm" or s["name"].startswith(f"{mm}mm "))] for r in reports]
             if not all(stages):
                 row.append("-")
                 continue
