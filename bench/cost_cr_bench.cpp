@@ -196,5 +196,21 @@ int main(int argc, char** argv) {
     std::printf(" |\n");
     std::fflush(stdout);
   }
+
+  // FLIRT's 8 and 4 mm searches are batches of about 20-64 transforms on a small level, where
+  // a span per warp leaves each block a few hundred samples beside its histogram's clearing and
+  // merge: fused's blocks per transform there (0 = its own choice).
+  const std::vector<int> coarse_blocks = {0, 4, 8, 16, 32, 64, 128, 256, 512};
+  std::vector<std::string> coarse_columns;
+  for (int n : coarse_blocks) coarse_columns.push_back(n == 0 ? "auto" : std::to_string(n));
+  std::printf("\n## fused versus thread blocks per transform at the coarse levels (bins 256, us per evaluation)\n\n");
+  bench::print_header("level, k", coarse_columns);
+  for (size_t l = 0; l + 1 < b.levels.size(); ++l)
+    for (const size_t k : {1, 4, 32}) {
+      std::printf("| %s, %zu", b.levels[l].name.c_str(), k);
+      for (int n : coarse_blocks) std::printf(" | %.2f", b.run("coarse_blocks", "fused", l, 256, k, n));
+      std::printf(" |\n");
+      std::fflush(stdout);
+    }
   return 0;
 }

@@ -326,11 +326,13 @@ void upload_array(const std::vector<Host>& host, DeviceBuffer<Device>& device, c
 }
 
 // The layout's span-independent part and its block bounds, given the spans in `buffers`.
-void finish_fused_layout(const FusedBuffers& buffers, uint32_t span_count, uint32_t longest_span, bool weighted,
-                         int hot_bin, int threads_per_block, int bins, FusedLayout& layout) {
+void finish_fused_layout(const FusedBuffers& buffers, uint32_t span_count, std::size_t span_voxels,
+                         uint32_t longest_span, bool weighted, int hot_bin, int threads_per_block, int bins,
+                         FusedLayout& layout) {
   layout = FusedLayout{};
   layout.spans = buffers.spans.get();
   layout.span_count = span_count;
+  layout.span_voxels = span_voxels;
   layout.bins = buffers.bins.get();
   layout.ref_weight = weighted ? buffers.ref_weight.get() : nullptr;
   layout.hot_bin = hot_bin;
@@ -372,8 +374,12 @@ void prepare_fused(const ReferenceSpans& spans, int threads_per_block, int bins,
   upload_array(spans.bins, buffers.bins, stream);
   if (!spans.weights.empty()) upload_array(spans.weights, buffers.ref_weight, stream);
   uint32_t longest = 1;
-  for (const Span& span : spans.spans) longest = std::max(longest, uint32_t(span.length));
-  finish_fused_layout(buffers, uint32_t(spans.spans.size()), longest, !spans.weights.empty(), spans.hot_bin,
+  std::size_t voxels = 0;
+  for (const Span& span : spans.spans) {
+    longest = std::max(longest, uint32_t(span.length));
+    voxels += std::size_t(span.length);
+  }
+  finish_fused_layout(buffers, uint32_t(spans.spans.size()), voxels, longest, !spans.weights.empty(), spans.hot_bin,
                       threads_per_block, bins, layout);
 }
 
@@ -398,18 +404,23 @@ void prepare_fused_from_device(const float* values, const regpipe_common::Grid& 
                                 population.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
   RP_CUDA_CHECK(cudaStreamSynchronize(stream));
   const int hot_bin = int(std::max_element(population.begin(), population.end()) - population.begin());
-  finish_fused_layout(buffers, rows, uint32_t(grid.nx), false, hot_bin, threads_per_block, binning.bins, layout);
+  finish_fused_layout(buffers, rows, voxels, uint32_t(grid.nx), false, hot_bin, threads_per_block, binning.bins,
+                      layout);
 }
 
 void run_fused(const SchemeLaunch& l) {
   const FusedLayout& r = l.layouts->fused;
   const bool plain = l.unit_weights;
-  // Per transform: one wave of resident blocks, or a span per warp when the reference has
-  // fewer (short latency chains at the coarse levels); at least one block, which finishes
-  // the transform even without spans. Independent of k, so a transform's sums do not depend
-  // on the batch it came in.
-  const uint32_t warps = uint32_t(l.threads_per_block / 32);
-  const std::size_t by_work = std::max<std::size_t>(1, (r.span_count + warps - 1) / warps);
+  // Per transform: one wave of resident blocks, or one block per kBlockSamples voxels of spans
+  // when the reference has fewer; at least one block, which finishes the transform even
+  // without spans. A block's fixed work (clearing its histogram, merging it, the finish's
+  // ticket) is worth a few thousand samples: FLIRT's 8 and 4 mm searches, batches of 3-64
+  // transforms on levels of 10-160 k voxels, ran 2x faster at k = 32 than with a span per warp
+  // (~300 samples a block), and single transforms at most a fifth slower
+  // (bench/results/cost_cr.md). Independent of k, so a transform's sums do not depend on the
+  // batch it came in.
+  constexpr std::size_t kBlockSamples = 1280;
+  const std::size_t by_work = std::max<std::size_t>(1, (r.span_voxels + kBlockSamples - 1) / kBlockSamples);
   const std::size_t resident = std::size_t(r.blocks_per_sm[plain ? 1 : 0]) * std::size_t(l.sm_count);
   const std::size_t chosen = l.blocks > 0 ? std::size_t(l.blocks) : std::min(by_work, resident);
   const unsigned blocks = unsigned(std::max(chosen, r.fewest_blocks));

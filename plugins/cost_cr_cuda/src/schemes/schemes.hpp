@@ -38,6 +38,7 @@ struct FixedPointScales {
 struct FusedLayout {
   const int4* spans = nullptr;       // {first voxel in span order, x of the first, length, y + ny * z}
   uint32_t span_count = 0;
+  std::size_t span_voxels = 0;       // the spans' voxels, summed
   const uint16_t* bins = nullptr;
   const float* ref_weight = nullptr;  // null: weight 1
   int hot_bin = 0;                    // the most populated bin of the weighted reference voxels
