@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <numeric>
 
 namespace regpipe::resample {
@@ -133,10 +134,9 @@ void filter_axis(float* data, const Dims& dims, int axis, const AxisKernel& k,
     LineBatch batch{};
     batch.count = std::min(kLanes, line_starts.size() - b * kLanes);
     std::copy_n(line_starts.begin() + std::ptrdiff_t(b * kLanes), batch.count, batch.first);
-    thread_local std::vector<double> lines;
-    lines.resize(static_cast<size_t>(length) * kLanes);
-    load_lines(data, batch, stride, length, lines.data());
-    batch.lines = lines.data();
+    const std::unique_ptr<double[]> lines(new double[static_cast<size_t>(length) * kLanes]);  // load_lines fills it
+    load_lines(data, batch, stride, length, lines.get());
+    batch.lines = lines.get();
     filter_batch(data, batch, stride, length, k, interior, edge);
   });
 }
