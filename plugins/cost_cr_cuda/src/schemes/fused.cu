@@ -415,8 +415,8 @@ void run_fused(const SchemeLaunch& l) {
   // when the reference has fewer; at least one block, which finishes the transform even
   // without spans. A block's fixed work (clearing its histogram, merging it, the finish's
   // ticket) is worth a few thousand samples: FLIRT's 8 and 4 mm searches, batches of 3-64
-  // transforms on levels of 10-160 k voxels, ran 2x faster at k = 32 than with a span per warp
-  // (~300 samples a block), and single transforms at most a fifth slower
+  // transforms on levels of 10-160 k voxels, ran 1.4-1.5x faster at k = 32 than with a span per
+  // warp (~300 samples a block), and single transforms at most 15 % slower
   // (bench/results/cost_cr.md). Independent of k, so a transform's sums do not depend on the
   // batch it came in.
   constexpr std::size_t kBlockSamples = 1280;
