@@ -3,7 +3,8 @@
 made, reference prepared, first image started, last image done; seconds from the batch start),
 the mean registration seconds of the first four images and the median of the rest; then the
 lone registrations' phases and search stages, and each batch run's stages (the median over its
-images, from stages.py's lines), to see which stages grow when registrations share the GPU.
+images, written by the --stages form after each run), to see which stages grow when
+registrations share the GPU.
     served_env_summary.py RESULTS_DIR
     served_env_summary.py --stages BATCH_OUT_DIR   (one line: the median seconds of each stage)"""
 import glob
@@ -35,7 +36,8 @@ for line in open(os.path.join(R, "runs.txt")):
 for name in walls:
     p = os.path.join(R, name + ".json")
     if not os.path.exists(p):
-        print(name, walls[name], "no json"); continue
+        print(name, walls[name], "no json")
+        continue
     r = json.load(open(p))
     t = r["workers"][0]["timeline"]
     regs = [i["seconds_registration"] for i in r["images"]]
@@ -49,4 +51,5 @@ for p in sorted(glob.glob(os.path.join(R, "lone_*.json"))):
     r = json.load(open(p))
     print(os.path.basename(p), {k: round(v, 3) for k, v in r["seconds"].items()})
     for s in r["stages"]:
-        if not s["level_setup"]: print("   ", s["name"][:28], round(s["seconds"], 4), s["evaluations"], s["batches"])
+        if not s["level_setup"]:
+            print("   ", s["name"][:28], round(s["seconds"], 4), s["evaluations"], s["batches"])
