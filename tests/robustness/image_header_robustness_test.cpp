@@ -299,6 +299,25 @@ INSTANTIATE_TEST_SUITE_P(
                  "field 2 of its header ('NDims 3') has no '='"},
         TextCase{"NDimsOnALineWithoutEquals", "ObjectType = Image\nNDims \nBinaryDataByteset = -10 20 5\n",
                  "field 2 of its header ('NDims') has no '='"},
+        TextCase{"NDimsAfterAColon", metaimage({{"NDims", ": 67399023486"}}), "NDims is '67399023486'"},
+        TextCase{"NDimsOfTenBillionAsAnExponent", metaimage({{"NDims", "1e10"}}), "NDims is '1e10'"},
+        // MetaIO copies text values (Comment, Name, ...) into 255 bytes with strcpy.
+        TextCase{"CommentLongerThanMetaIOHolds", "ObjectType = Image\nComment = " + std::string(400, 'c') + "\n",
+                 "field 2 of its header (Comment) has a 400-character value (MetaIO holds at most 254)"},
+        // MetaIO's name ends at the first ':', so its value is everything after it.
+        TextCase{"ValueAfterAColonHoldingAnEquals",
+                 "ObjectType = Image\nComment:" + std::string(200, 'a') + "=" + std::string(200, 'b') + "\n",
+                 "field 2 of its header (Comment) has a 401-character value"},
+        // MetaIO reads DimSize's third number from the next line and the rest of that line
+        // (past the NUL) as that value's end, then a 300-character name from the line after.
+        TextCase{"NulHidingTheNextLine",
+                 "ObjectType = Image\nNDims = 3\nDimSize = 2 2\n2" + std::string(1, '\0') + "\n" +
+                     std::string(300, 'B') + " = 1\n",
+                 "field 4 of its header has a NUL byte"},
+        TextCase{"CarriageReturnInsideALine", "ObjectType = Image\nNDims\r= 3\n",
+                 "field 2 of its header has a carriage return inside its line"},
+        TextCase{"HeaderWithoutEnd", "ObjectType = Image\n" + std::string(size_t{1} << 20, 'x'),
+                 "its header runs past 1 MiB without ElementDataFile"},
         TextCase{"SpacingZero", metaimage({{"ElementSpacing", "1 0 1"}}), "its voxel size along axis 1 is 0"},
         TextCase{"SpacingNegative", metaimage({{"ElementSpacing", "-1 1 1"}}), "its voxel size along axis 0 is -1"},
         TextCase{"SpacingOfAThousandKilometres", metaimage({{"ElementSpacing", "1 1e9 1"}}), "its voxel size along axis 1 is 1e+09"},
@@ -320,6 +339,21 @@ TEST(ImageHeaderRobustness, MetaImageSliceListsAndPatternsAreRefused) {
     write_text(dir / "list.mha", text.replace(text.find("= LOCAL"), 7, "= " + data));
     expect_refused(dir / "list.mha", "its voxels are in a list or pattern of files (ElementDataFile = " + data + ")");
   }
+}
+
+// Windows line ends, a Comment of 254 characters and a full-precision TransformMatrix longer
+// than a text field holds: a sound header the checks above must not refuse.
+TEST(ImageHeaderRobustness, AMetaImageWithWindowsLineEndsAndLongNumberListsIsRead) {
+  TempDir dir;
+  const std::string one = "0.99999999999999988897769753748 ", zero = "-1.2246467991473532077e-16 ";
+  const std::string matrix = one + zero + zero + zero + one + zero + zero + zero + one;
+  ASSERT_GT(matrix.size(), 254u);
+  const std::string text = metaimage({{"TransformMatrix", matrix}});
+  const size_t data = text.find("LOCAL\n") + 6;
+  std::string windows = "Comment = " + std::string(254, 'c') + "\r\n";
+  for (char c : text.substr(0, data)) windows += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  write_text(dir / "windows.mha", windows + text.substr(data));
+  EXPECT_EQ(regpipe::read_image(dir / "windows.mha").dims, (std::array<uint32_t, 3>{4, 4, 4}));
 }
 
 // A NRRD header with attached raw data: `sizes`, `directions` and `origin` as NRRD writes them.

@@ -2,65 +2,111 @@
 
 #include "image/file_names.hpp"
 
-#include <algorithm>
-#include <cctype>
+#include <cmath>
+#include <cstddef>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <variant>
 
 namespace fs = std::filesystem;
 
 namespace regpipe::image_detail {
 namespace {
 
-// MetaIO's field names are char[255].
-constexpr size_t kLongestKey = 254;
+// MetaIO's field names and text values are char[255].
+constexpr size_t kLongestText = 254;
 // MetaIO keeps the axes in arrays of 10 (metaImage.h: m_DimSize[10]).
-constexpr long kMostAxes = 10;
+constexpr double kMostAxes = 10;
+// Real headers are a few hundred bytes; MetaIO stops at a line of 500 characters.
+constexpr size_t kLongestHeader = size_t{1} << 20;
 
-std::string trimmed(const std::string& s) {
-  const size_t first = s.find_first_not_of(" \t\r\n");
+std::string trimmed(const std::string& s, const char* blanks = " \t") {
+  const size_t first = s.find_first_not_of(blanks);
   if (first == std::string::npos) return "";
-  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
+  return s.substr(first, s.find_last_not_of(blanks) - first + 1);
 }
 
+// Fields MetaIO reads as numbers, never copies as text: their values may be long (a 4D
+// TransformMatrix is 16 numbers at 17 digits).
+bool holds_numbers(const std::string& key) {
+  static const std::set<std::string> kNumberLists = {
+      "DimSize", "ElementSpacing", "ElementSize", "Offset",      "Position",
+      "Origin",  "CenterOfRotation", "TransformMatrix", "Rotation", "Orientation"};
+  return kNumberLists.count(key) > 0;
+}
+
+// NDims as MetaIO reads it (a double, cast to int): a whole number of 1 to 10 axes.
+bool sound_axis_count(const std::string& value) {
+  double axes = 0;
+  return static_cast<bool>(std::istringstream(value) >> axes) && axes >= 1 && axes <= kMostAxes &&
+         axes == std::floor(axes);
+}
+
+struct Field {
+  std::string key;
+  std::string value;  // from its first character, as MetaIO copies it: trailing blanks count
+};
+
+// The field on `line` as MetaIO reads it, or what would make MetaIO misread it or overflow.
+std::variant<Field, std::string> read_field(int number, const std::string& line) {
+  const std::string where = "field " + std::to_string(number) + " of its header";
+  // MetaIO compares names as C strings but reads on past a NUL: a NUL would hide from these
+  // checks what MetaIO reads next. A carriage return inside a line ends MetaIO's name early.
+  if (line.find('\0') != std::string::npos) return where + " has a NUL byte; is it a MetaImage header?";
+  if (line.find('\r') != std::string::npos)
+    return where + " has a carriage return inside its line; is it a MetaImage header?";
+  const size_t separator = line.find_first_of("=:");
+  // A line without a separator is not MetaImage, and MetaIO would read the next line's text
+  // as this field's value.
+  if (separator == std::string::npos)
+    return where + " ('" + trimmed(line).substr(0, 40) + "') has no '='; is it a MetaImage header?";
+  Field field{trimmed(line.substr(0, separator), " \t\v\f"), ""};
+  if (field.key.size() > kLongestText)
+    return where + " has a " + std::to_string(field.key.size()) +
+           "-character name (MetaImage names are at most " + std::to_string(kLongestText) +
+           "); is it a MetaImage header?";
+  // MetaIO skips every '=', ':' and blank after the name.
+  const size_t start = line.find_first_not_of("=: \t", separator);
+  if (start != std::string::npos) field.value = line.substr(start);
+  if (field.value.size() > kLongestText && !holds_numbers(field.key))
+    return where + " (" + field.key.substr(0, 40) + ") has a " + std::to_string(field.value.size()) +
+           "-character value (MetaIO holds at most " + std::to_string(kLongestText) +
+           "); is it a MetaImage header?";
+  if (field.key == "NDims" && !sound_axis_count(field.value))
+    return "NDims is '" + trimmed(field.value).substr(0, 40) + "'; MetaImage files have 1 to " +
+           std::to_string(static_cast<int>(kMostAxes)) + " axes";
+  return field;
+}
 
 }  // namespace
 
 std::optional<std::string> metaimage_header_problem(const fs::path& path) {
   if (!name_ends_with_any(path, {".mha", ".mhd"})) return std::nullopt;
   std::ifstream in(path, std::ios::binary);
-  // As MetaIO reads: a key up to '=', its value up to the line's end; the voxels follow
-  // ElementDataFile.
-  for (int field = 1; in; ++field) {
-    std::string key, value;
-    std::getline(in, key, '=');
-    if (!in) return std::nullopt;
-    key = trimmed(key.substr(0, key.find('\0')));  // MetaIO compares keys as C strings
-    // Every header line is "key = value": a line without '=' (read here as part of the next
-    // key) is not MetaImage, and MetaIO would read a field of its own out of it.
-    if (key.find('\n') != std::string::npos)
-      return "field " + std::to_string(field) + " of its header ('" + trimmed(key.substr(0, key.find('\n'))).substr(0, 40) +
-             "') has no '='; is it a MetaImage header?";
-    if (key.size() > kLongestKey)
-      return "field " + std::to_string(field) + " of its header has a " + std::to_string(key.size()) +
-             "-character name (MetaImage names are at most " + std::to_string(kLongestKey) +
-             "); is it a MetaImage header?";
-    std::getline(in, value);
-    if (key == "NDims") {
-      long axes = 0;
-      if (!(std::istringstream(value) >> axes) || axes < 1 || axes > kMostAxes)
-        return "NDims is '" + trimmed(value).substr(0, 40) + "'; MetaImage files have 1 to " +
-               std::to_string(kMostAxes) + " axes";
-    }
-    if (key == "ElementDataFile") {
-      // Slice lists and file-name patterns: MetaIO crashes (SIGSEGV) or throws on malformed ones,
-      // and regpipe's volumes come in one data file.
-      const std::string file = trimmed(value);
-      if (file.rfind("LIST", 0) == 0 || file.find('%') != std::string::npos)
-        return "its voxels are in a list or pattern of files (ElementDataFile = " + file.substr(0, 40) +
-               "); regpipe reads MetaImage voxels from one file (LOCAL or a file name)";
-      return std::nullopt;
-    }
+  std::string head(kLongestHeader, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  std::istringstream lines(head);
+  // MetaIO reads one field a line (blank lines skipped) until ElementDataFile; the voxels follow.
+  std::string line;
+  for (int number = 0; std::getline(lines, line);) {
+    if (lines.eof() && head.size() == kLongestHeader)
+      return "its header runs past " + std::to_string(kLongestHeader >> 20) +
+             " MiB without ElementDataFile; is it a MetaImage header?";
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // headers written on Windows
+    if (trimmed(line, " \t\v\f").empty()) continue;
+    const auto read = read_field(++number, line);
+    if (const auto* problem = std::get_if<std::string>(&read)) return *problem;
+    const Field& field = std::get<Field>(read);
+    if (field.key != "ElementDataFile") continue;
+    // Slice lists and file-name patterns: MetaIO crashes (SIGSEGV) or throws on malformed ones,
+    // and regpipe's volumes come in one data file.
+    const std::string file = trimmed(field.value);
+    if (file.rfind("LIST", 0) == 0 || file.find('%') != std::string::npos)
+      return "its voxels are in a list or pattern of files (ElementDataFile = " + file.substr(0, 40) +
+             "); regpipe reads MetaImage voxels from one file (LOCAL or a file name)";
+    return std::nullopt;
   }
   return std::nullopt;
 }

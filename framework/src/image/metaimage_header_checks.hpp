@@ -1,8 +1,9 @@
-// A MetaImage header that ITK 5.2's MetaIO would overflow a buffer on or hang on: MetaIO reads
-// each key up to the next '=' (across line breaks) and copies it into a 255-byte field name
-// with strcpy, so a long key corrupts memory (glibc's fortify check aborts the process); and it
-// reads NDims numbers for every per-axis field, so an NDims of billions spins for hours; and it
-// crashes on malformed slice lists (ElementDataFile = LIST ...), which regpipe does not take.
+// A MetaImage header that ITK 5.2's MetaIO would overflow a buffer on or hang on. MetaIO starts
+// a field name at a line's start and ends it at the first '=' or ':'; it copies the name, and
+// the value of a text field (Comment, Name, ElementType, ...), into 255 bytes with strcpy, so a
+// long one corrupts memory (glibc's fortify check aborts the process). It reads NDims numbers
+// for every per-axis field, so an NDims of billions spins for hours; and it crashes on
+// malformed slice lists (ElementDataFile = LIST ...), which regpipe does not take.
 #pragma once
 
 #include <filesystem>
