@@ -1,6 +1,7 @@
 // cost_cpu's row sampler (plugins/cost_cpu/src/row_sampler.hpp): positions and trilinear
-// samples eight voxels at a time (AVX2) must equal the scalar helpers' bit for bit, on rows
-// that touch the domain's last planes (the clamped upper neighbour) and at any chunk length.
+// samples eight voxels at a time (AVX2: x-neighbouring corners loaded in pairs) must equal the
+// scalar helpers' bit for bit, on rows that end on the domain's last planes (the clamped upper
+// neighbour) and at any chunk length.
 #include "../../plugins/cost_cpu/src/row_sampler.hpp"  // the plugin's private header
 #include "../../plugins/cost_cpu/src/row_span.hpp"
 
@@ -14,11 +15,11 @@ namespace regpipe::cost_cpu {
 namespace {
 
 TEST(CostCpuRowSampler, VectorisedSamplesEqualTheScalarOnesBitwise) {
-  if (!row_sampler_uses_avx2(1)) GTEST_SKIP() << "this CPU has no AVX2: only the scalar path runs";
+  const regpipe_common::Grid mov{29, 23, 19};
+  if (!row_sampler_uses_avx2(mov)) GTEST_SKIP() << "this CPU has no AVX2: only the scalar path runs";
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> value(-100.f, 1000.f);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  const regpipe_common::Grid mov{29, 23, 19};
   std::vector<float> data(regpipe_common::voxel_count(mov));
   for (float& v : data) v = value(rng);
   int compared = 0;
@@ -29,6 +30,10 @@ TEST(CostCpuRowSampler, VectorisedSamplesEqualTheScalarOnesBitwise) {
       map.m[4 * i + 3] = 6.0 * u(rng);
     }
     if (trial % 4 == 0) map.m[3] = map.m[7] = map.m[11] = 0.0;  // integer positions: edges hit exactly
+    if (trial % 4 == 1) {  // a whole-voxel shift: every row ends on the last x plane (clamped)
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 4; ++j) map.m[4 * i + j] = j == i ? 1.0 : j == 3 ? double(trial % 3) : 0.0;
+    }
     for (int z = 0; z < 25; ++z)
       for (int y = 0; y < 25; ++y) {
         const RowSpan span = inside_span(map, mov, 40, y, z);

@@ -96,7 +96,7 @@ template <class Add>
                                         double* sums, const Add& add) {
   const regpipe_common::Grid& g = ref.grid;
   const bool moving_weights = !mov.weights.empty(), border = rule.border.ramps();
-  const bool avx2 = row_sampler_uses_avx2(mov.voxel_count());
+  const bool avx2 = row_sampler_uses_avx2(mov.grid);
   double overlap_weight = 0.0;
   for (int z = z_begin; z < z_end; ++z)
     for (int y = 0; y < g.ny; ++y) {
