@@ -53,10 +53,12 @@ RP_HD double correlation_ratio_from_moments(double w, double s, double ss, doubl
   return ratio < kWorstCorrelationRatioCost ? ratio : kWorstCorrelationRatioCost;
 }
 
-inline double correlation_ratio_cost(const double* bin_sums, std::size_t bins) {
+// `stride`: doubles from one bin's sums to the next's (cpu.cr pads each bin to four).
+inline double correlation_ratio_cost(const double* bin_sums, std::size_t bins,
+                                     std::size_t stride = kCorrelationRatioSumsPerBin) {
   double w = 0.0, s = 0.0, ss = 0.0, within = 0.0;
   for (std::size_t b = 0; b < bins; ++b) {
-    const double* m = bin_sums + kCorrelationRatioSumsPerBin * b;
+    const double* m = bin_sums + stride * b;
     w += m[0];
     s += m[1];
     ss += m[2];

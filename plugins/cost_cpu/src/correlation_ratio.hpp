@@ -21,9 +21,7 @@ struct CorrelationRatio {
   static constexpr bool kBinsReference = true;
   static constexpr bool kBinsMoving = false;
 
-  static std::size_t sums_size(const Settings& s) {
-    return kCorrelationRatioSumsPerBin * std::size_t(s.bins);
-  }
+  static std::size_t sums_size(const Settings& s) { return kCrBinStride * std::size_t(s.bins); }
 
   // Adds a sample to its reference bin's {w, w y, w y^2}; y is shifted by the moving image's
   // mean, which leaves every variance unchanged and keeps the sums well conditioned.
@@ -31,7 +29,7 @@ struct CorrelationRatio {
     const PreparedImage& ref;
     double mov_shift;
     void operator()(double* sums, const Sample& s) const {
-      double* bin = sums + kCorrelationRatioSumsPerBin * std::size_t(ref.voxel_bins[s.ref_index]);
+      double* bin = sums + kCrBinStride * std::size_t(ref.voxel_bins[s.ref_index]);
       const double y = double(s.mov_value) - mov_shift;
       bin[0] += s.weight;
       bin[1] += s.weight * y;
@@ -53,7 +51,7 @@ struct CorrelationRatio {
   }
 
   static double cost(const double* sums, const Settings& s) noexcept {
-    return correlation_ratio_cost(sums, std::size_t(s.bins));
+    return correlation_ratio_cost(sums, std::size_t(s.bins), kCrBinStride);
   }
 };
 

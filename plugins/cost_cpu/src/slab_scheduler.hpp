@@ -9,6 +9,7 @@
 #include <atomic>
 #include <barrier>
 #include <cstddef>
+#include <cstdint>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -16,23 +17,24 @@
 namespace regpipe::cost_cpu {
 
 // The partial sums of every slab and their total, reused across evaluations. Each slab's sums
-// sit at least a cache line away from the next slab's, so workers never write to the same
-// line (such false sharing more than halves the throughput of two threads). The gap also
-// takes the +0.0 that cpu.cr's 4-double adds put one past the last bin (cr_groups_avx2.hpp).
+// start on a cache line of their own, at least a line away from the next slab's, so workers
+// never write to the same line (such false sharing more than halves the throughput of two
+// threads) and cpu.cr's 32-byte bins never straddle two lines (cr_groups_avx2.hpp).
 class SlabWorkspace {
  public:
   SlabWorkspace() = default;
   SlabWorkspace(std::size_t slab_count, std::size_t sums_size)
       : slab_count_(slab_count),
         sums_size_(sums_size),
-        stride_(sums_size + kCacheLineDoubles),
-        partial_(slab_count * stride_),
+        stride_((sums_size + kCacheLineDoubles - 1) / kCacheLineDoubles * kCacheLineDoubles +
+                kCacheLineDoubles),
+        partial_(slab_count * stride_ + kCacheLineDoubles),
         partial_overlap_(slab_count * kCacheLineDoubles),
         total_(sums_size) {}
 
   // Zeroed sums of one slab.
   double* fresh_sums(std::size_t slab) {
-    double* s = &partial_[slab * stride_];
+    double* s = slabs() + slab * stride_;
     std::fill(s, s + sums_size_, 0.0);
     return s;
   }
@@ -53,7 +55,7 @@ class SlabWorkspace {
     total_overlap_ = 0.0;
   }
   void add_to_total(std::size_t slab) {
-    const double* s = &partial_[slab * stride_];
+    const double* s = slabs() + slab * stride_;
     for (std::size_t i = 0; i < sums_size_; ++i) total_[i] += s[i];
     total_overlap_ += partial_overlap_[slab * kCacheLineDoubles];
   }
@@ -63,6 +65,12 @@ class SlabWorkspace {
 
  private:
   static constexpr std::size_t kCacheLineDoubles = 64 / sizeof(double);
+  // The first slab's sums: partial_'s first cache-line start (found on every call, since a
+  // copy of the workspace holds its vector elsewhere).
+  double* slabs() {
+    const auto misalignment = reinterpret_cast<std::uintptr_t>(partial_.data()) % 64;
+    return partial_.data() + (misalignment == 0 ? 0 : (64 - misalignment) / sizeof(double));
+  }
   std::size_t slab_count_ = 0, sums_size_ = 0, stride_ = 0;
   std::vector<double> partial_, partial_overlap_, total_;
   double total_overlap_ = 0.0;
