@@ -94,7 +94,15 @@ INSTANTIATE_TEST_SUITE_P(
         FileCase{"Itk2D", "itk.tfm", itk_text("1 0 0 1 0 0", "AffineTransform_double_2_2"),
                  "it holds AffineTransform_double_2_2"},
         FileCase{"ItkTwoTransforms", "itk.tfm", itk_text() + "#Transform 1\nTransform: AffineTransform_double_3_3\n"
-                 "Parameters: 1 0 0 0 1 0 0 0 1 0 0 0\nFixedParameters: 0 0 0\n", "it holds 2 transforms"}),
+                 "Parameters: 1 0 0 0 1 0 0 0 1 0 0 0\nFixedParameters: 0 0 0\n", "it holds 2 transforms"},
+        // ITK 5.2 creates the named class and leaks it when it is not a transform (the
+        // transform fuzzer's itkImageIOBase, an image IO the factory makes).
+        FileCase{"ItkImageIOName", "itk.tfm", itk_text("1", "itkImageIOBase"),
+                 "line 3 names 'itkImageIOBase', not a transform type as ITK writes one (Class_double_3_3)"},
+        FileCase{"ItkNameAfterANul", "itk.tfm", itk_text("1", std::string("itkNiftiImageIO\0_double_3_3", 27)),
+                 "line 3 names 'itkNiftiImageIO'"},
+        FileCase{"ItkNameOnALineAfterACarriageReturn", "itk.txt",
+                 itk_text() + "#Transform 1\r transform :itkImageIOBase\n", "line 6 names 'itkImageIOBase'"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // ---- ANTs' MATLAB v4 .mat ------------------------------------------------------------------
@@ -132,6 +140,16 @@ TEST(TransformFileRobustness, AntsMatCutShortIsRefused) {
   const std::string whole = ants_mat({1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0});
   write_text(dir / "0GenericAffine.mat", whole.substr(0, 60));
   expect_refused(dir / "0GenericAffine.mat", "12 x 1 values, more than the 40 bytes left in the file");
+}
+
+// ITK creates the class a record names (see ItkImageIOName above).
+TEST(TransformFileRobustness, AntsMatNamingAClassThatIsNoTransformIsRefused) {
+  TempDir dir;
+  write_text(dir / "0GenericAffine.mat", matlab_record(12, 1, "itkImageIOBase", {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0}) +
+                                             matlab_record(3, 1, "fixed", {0, 0, 0}));
+  expect_refused(dir / "0GenericAffine.mat",
+                 "matrix 1 is named 'itkImageIOBase', neither a transform type as ITK writes one "
+                 "(Class_double_3_3) nor 'fixed'");
 }
 
 TEST(TransformFileRobustness, AntsMatWithNegativeSizesIsRefused) {

@@ -12,6 +12,7 @@
 
 #include "io/itk_message.hpp"
 #include "transform/file_size_limit.hpp"
+#include "transform/itk_transform_names.hpp"
 #include "transform/matlab_v4_check.hpp"
 
 // ITK's bundled Eigen 3.3 and the system Eigen 3.4 cannot meet (see image_io.cpp).
@@ -149,8 +150,12 @@ Eigen::Matrix4d read_itk_transform(const fs::path& path) {
   require_itk_extension(path, "read");
   transform_detail::require_size_at_most(path, transform_detail::kItkFileMaxBytes, "ITK transform file of one affine");
   const std::string extension = path.extension().string();
-  if ((extension == ".tfm" || extension == ".txt") && !is_itk_text_transform(path))
-    throw read_error(path, "not ITK's text (its first line is not '#Insight Transform File V1.0')");
+  if (extension == ".tfm" || extension == ".txt") {
+    if (!is_itk_text_transform(path))
+      throw read_error(path, "not ITK's text (its first line is not '#Insight Transform File V1.0')");
+    if (const auto problem = transform_detail::itk_text_transform_names_problem(path))
+      throw read_error(path, *problem);
+  }
   if (extension == ".mat")
     if (const auto problem = transform_detail::matlab_v4_problem(path))
       throw read_error(path, "not a readable MATLAB v4 file: " + *problem);

@@ -1,10 +1,13 @@
 #include "transform/matlab_v4_check.hpp"
 
+#include "transform/itk_transform_names.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <string>
 
 namespace regpipe::transform_detail {
 namespace {
@@ -65,6 +68,14 @@ std::optional<std::string> matlab_v4_problem(const std::filesystem::path& path) 
       return "matrix " + std::to_string(record) + " promises a " + std::to_string(h.name_length) +
              "-byte name and " + std::to_string(h.rows) + " x " + std::to_string(h.cols) +
              " values, more than the " + std::to_string(left) + " bytes left in the file";
+    // ITK creates the class a record names: only a transform's, or its fixed parameters.
+    std::string name(std::size_t(h.name_length), '\0');
+    in.seekg(at);
+    in.read(name.data(), h.name_length);
+    name.resize(std::min(name.size(), name.find('\0')));
+    if (name != "fixed" && !is_itk_transform_type_name(name))
+      return "matrix " + std::to_string(record) + " is named '" + printable_name(name) +
+             "', neither a transform type as ITK writes one (Class_double_3_3) nor 'fixed'";
     at += h.name_length + values * element_bytes;
   }
   if (size == 0) return "it is empty";
