@@ -356,6 +356,22 @@ TEST(ImageHeaderRobustness, AMetaImageWithWindowsLineEndsAndLongNumberListsIsRea
   EXPECT_EQ(regpipe::read_image(dir / "windows.mha").dims, (std::array<uint32_t, 3>{4, 4, 4}));
 }
 
+// ElementDataFile is kept in a std::string by ITK 5.2's MetaImage: a data file 300 characters
+// away (a relative path through nested folders) is not refused as a long text value.
+TEST(ImageHeaderRobustness, AMetaImageHeaderNamingADataFileByALongPathIsRead) {
+  TempDir dir;
+  fs::path relative;
+  for (int i = 0; i < 5; ++i) relative /= std::string(55, char('a' + i));
+  relative /= "voxels.raw";
+  ASSERT_GT(relative.string().size(), 254u);
+  fs::create_directories(dir / relative.parent_path());
+  write_text(dir / relative, std::string(64, '\1'));
+  std::string header = metaimage({});
+  header = header.substr(0, header.find("ElementDataFile")) + "ElementDataFile = " + relative.string() + "\n";
+  write_text(dir / "long.mhd", header);
+  EXPECT_EQ(regpipe::read_image(dir / "long.mhd").dims, (std::array<uint32_t, 3>{4, 4, 4}));
+}
+
 // A NRRD header with attached raw data: `sizes`, `directions` and `origin` as NRRD writes them.
 std::string nrrd(const std::string& sizes, const std::string& directions = "(1,0,0) (0,1,0) (0,0,1)",
                  const std::string& origin = "(0,0,0)") {

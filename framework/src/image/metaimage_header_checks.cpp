@@ -27,13 +27,15 @@ std::string trimmed(const std::string& s, const char* blanks = " \t") {
   return s.substr(first, s.find_last_not_of(blanks) - first + 1);
 }
 
-// Fields MetaIO reads as numbers, never copies as text: their values may be long (a 4D
-// TransformMatrix is 16 numbers at 17 digits).
-bool holds_numbers(const std::string& key) {
-  static const std::set<std::string> kNumberLists = {
-      "DimSize", "ElementSpacing", "ElementSize", "Offset",      "Position",
-      "Origin",  "CenterOfRotation", "TransformMatrix", "Rotation", "Orientation"};
-  return kNumberLists.count(key) > 0;
+// Fields whose values may be longer than MetaIO's 255-byte text fields: those it reads as
+// numbers (a 4D TransformMatrix is 16 numbers at 17 digits) and ElementDataFile, which ITK
+// 5.2's MetaImage keeps in a std::string (a data file's path may be long).
+bool may_be_long(const std::string& key) {
+  static const std::set<std::string> kKeys = {
+      "DimSize",         "ElementSpacing", "ElementSize", "Offset",     "Position",
+      "Origin",          "CenterOfRotation", "TransformMatrix", "Rotation", "Orientation",
+      "ElementDataFile"};
+  return kKeys.count(key) > 0;
 }
 
 // NDims as MetaIO reads it (a double, cast to int): a whole number of 1 to 10 axes.
@@ -69,7 +71,7 @@ std::variant<Field, std::string> read_field(int number, const std::string& line)
   // MetaIO skips every '=', ':' and blank after the name.
   const size_t start = line.find_first_not_of("=: \t", separator);
   if (start != std::string::npos) field.value = line.substr(start);
-  if (field.value.size() > kLongestText && !holds_numbers(field.key))
+  if (field.value.size() > kLongestText && !may_be_long(field.key))
     return where + " (" + field.key.substr(0, 40) + ") has a " + std::to_string(field.value.size()) +
            "-character value (MetaIO holds at most " + std::to_string(kLongestText) +
            "); is it a MetaImage header?";
