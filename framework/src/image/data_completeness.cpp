@@ -2,6 +2,7 @@
 
 #include "image/decompressed_file.hpp"
 #include "image/file_names.hpp"
+#include "image/metaimage_header_checks.hpp"
 #include "image/raw_nifti_header.hpp"
 
 #include <algorithm>
@@ -90,28 +91,18 @@ std::optional<std::string> check_nifti(const fs::path& named, const fs::path& he
 
 // ---- MetaImage ---------------------------------------------------------------------------
 
-std::string trim(std::string s) {
-  s.erase(0, s.find_first_not_of(" \t\r"));
-  s.erase(s.find_last_not_of(" \t\r") + 1);
-  return s;
-}
-
 std::optional<std::string> check_metaimage(const fs::path& path) {
   static const std::map<std::string, uint64_t> element_bytes = {
       {"MET_CHAR", 1},  {"MET_UCHAR", 1},     {"MET_SHORT", 2},      {"MET_USHORT", 2},
       {"MET_INT", 4},   {"MET_UINT", 4},      {"MET_FLOAT", 4},      {"MET_LONG", 8},
       {"MET_ULONG", 8}, {"MET_LONG_LONG", 8}, {"MET_ULONG_LONG", 8}, {"MET_DOUBLE", 8}};
-  std::ifstream in(path, std::ios::binary);
-  std::map<std::string, std::string> keys;
-  // The header is "Key = Value" lines; ElementDataFile is always the last one.
-  for (std::string line; keys.count("ElementDataFile") == 0 && std::getline(in, line);) {
-    const size_t equals = line.find('=');
-    if (equals == std::string::npos) return std::nullopt;
-    keys[trim(line.substr(0, equals))] = trim(line.substr(equals + 1));
-  }
+  const auto header = read_metaimage_header(path);
+  const auto* read = std::get_if<MetaImageHeader>(&header);
+  if (!read) return std::nullopt;  // metaimage_header_problem refuses it
+  std::map<std::string, std::string> keys = read->fields;
   if (keys.count("ElementDataFile") == 0 || element_bytes.count(keys["ElementType"]) == 0)
     return std::nullopt;
-  const uint64_t header_end = uint64_t(in.tellg());
+  const uint64_t header_end = read->data_offset;
 
   uint64_t promised = element_bytes.at(keys["ElementType"]);
   std::istringstream sizes(keys["DimSize"]);

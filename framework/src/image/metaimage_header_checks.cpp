@@ -2,6 +2,7 @@
 
 #include "image/file_names.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <fstream>
@@ -83,33 +84,42 @@ std::variant<Field, std::string> read_field(int number, const std::string& line)
 
 }  // namespace
 
-std::optional<std::string> metaimage_header_problem(const fs::path& path) {
-  if (!name_ends_with_any(path, {".mha", ".mhd"})) return std::nullopt;
+std::variant<MetaImageHeader, std::string> read_metaimage_header(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::string head(kLongestHeader, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<size_t>(in.gcount()));
   std::istringstream lines(head);
   // MetaIO reads one field a line (blank lines skipped) until ElementDataFile; the voxels follow.
+  MetaImageHeader header;
   std::string line;
   for (int number = 0; std::getline(lines, line);) {
     if (lines.eof() && head.size() == kLongestHeader)
       return "its header runs past " + std::to_string(kLongestHeader >> 20) +
              " MiB without ElementDataFile; is it a MetaImage header?";
+    header.data_offset = std::min<std::uint64_t>(header.data_offset + line.size() + 1, head.size());
     if (!line.empty() && line.back() == '\r') line.pop_back();  // headers written on Windows
     if (trimmed(line, " \t\v\f").empty()) continue;
     const auto read = read_field(++number, line);
     if (const auto* problem = std::get_if<std::string>(&read)) return *problem;
     const Field& field = std::get<Field>(read);
+    header.fields[field.key] = trimmed(field.value);
     if (field.key != "ElementDataFile") continue;
     // Slice lists and file-name patterns: MetaIO crashes (SIGSEGV) or throws on malformed ones,
     // and regpipe's volumes come in one data file.
-    const std::string file = trimmed(field.value);
+    const std::string& file = header.fields[field.key];
     if (file.rfind("LIST", 0) == 0 || file.find('%') != std::string::npos)
       return "its voxels are in a list or pattern of files (ElementDataFile = " + file.substr(0, 40) +
              "); regpipe reads MetaImage voxels from one file (LOCAL or a file name)";
-    return std::nullopt;
+    break;
   }
+  return header;
+}
+
+std::optional<std::string> metaimage_header_problem(const fs::path& path) {
+  if (!name_ends_with_any(path, {".mha", ".mhd"})) return std::nullopt;
+  const auto header = read_metaimage_header(path);
+  if (const auto* problem = std::get_if<std::string>(&header)) return *problem;
   return std::nullopt;
 }
 

@@ -6,11 +6,25 @@
 // malformed slice lists (ElementDataFile = LIST ...), which regpipe does not take.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
+#include <variant>
 
 namespace regpipe::image_detail {
+
+// A MetaImage header's fields as MetaIO reads them, up to ElementDataFile (values trimmed of
+// blanks; a later field of the same name replaces an earlier one, as in MetaIO), and the
+// offset of the byte after that field's line, where LOCAL voxels start.
+struct MetaImageHeader {
+  std::map<std::string, std::string> fields;
+  std::uint64_t data_offset = 0;
+};
+
+// The header of `path`, or what is wrong with it (see above).
+std::variant<MetaImageHeader, std::string> read_metaimage_header(const std::filesystem::path& path);
 
 // What is wrong with the MetaImage header of `path` (.mha, .mhd), or nullopt.
 std::optional<std::string> metaimage_header_problem(const std::filesystem::path& path);
