@@ -16,19 +16,13 @@ set -uo pipefail
 B=$1; BEFORE=$PWD/$2; REPEATS=$3; SIZES=$4; shift 4
 D=$PWD/$B/data
 source $B/env.sh
-R=$OUT/at_once; mkdir -p $R
-nvidia-smi -L > $R/gpus.txt 2>&1
-nproc > $R/cores.txt
-W=/tmp/at_once; rm -rf $W; mkdir -p $W
-for n in $SIZES; do
-  mkdir -p $W/in$n
-  for i in $(seq -w 1 $n); do ln -s $D/moving/m$(( (10#$i - 1) % 3 )).nii.gz $W/in$n/s$i.nii.gz; done
-  sed -e "s#reference: .*#reference: $D/chris_t1.nii.gz#" -e "s#moving: .*#moving: $W/in$n/*.nii.gz#" \
-      -e "s#dir: .*#dir: $W/out#" examples/flirt_cr.yaml > $W/pipeline$n.yaml
-done
+source "$(dirname "$0")/batch_inputs.sh"
+R=$OUT/at_once; note_machine $R
+W=/tmp/at_once
+for n in $SIZES; do make_batch $W/$n $n $D; done
 # Warm-up: the driver's first start and the page cache, paid by no measured run.
 for build in "$BEFORE" regpipe; do
-  $build run $W/pipeline${SIZES%% *}.yaml --devices 0 --set outputs.dir=$W/warm -q > /dev/null 2>&1; rm -rf $W/warm
+  $build run $W/${SIZES%% *}/pipeline.yaml --devices 0 --set outputs.dir=$W/warm -q > /dev/null 2>&1; rm -rf $W/warm
 done
 
 for repeat in $(seq 1 $REPEATS); do
@@ -37,16 +31,8 @@ for repeat in $(seq 1 $REPEATS); do
       for build in before "$@"; do
         name="n${n}_${build}_images_${images}_run${repeat}"
         if [[ $build == before ]]; then cmd="$BEFORE"; at_once=""; else cmd=regpipe; at_once="--set execution.registrations_per_worker=$build"; fi
-        rm -rf $W/out
-        nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used --format=csv,noheader -lms 250 > $R/$name.util.csv 2>/dev/null &
-        sampler=$!
-        t0=$(date +%s.%N)
-        $cmd run $W/pipeline$n.yaml --devices 0 --set outputs.registered_image=$images $at_once -q > $R/$name.log 2>&1
-        rc=$?
-        t1=$(date +%s.%N)
-        kill $sampler 2>/dev/null; wait $sampler 2>/dev/null
-        cp $W/out/batch_report.json $R/$name.json 2>/dev/null
-        echo "$name rc=$rc wall_s=$(awk -v a=$t0 -v b=$t1 'BEGIN{printf "%.2f", b-a}')" | tee -a $R/runs.txt
+        batch_run $R $name $W/$n/out $cmd run $W/$n/pipeline.yaml --devices 0 \
+          --set outputs.registered_image=$images $at_once -q | tee -a $R/runs.txt
         tar -czf $OUT/at_once.tgz -C $OUT at_once
       done
     done

@@ -28,20 +28,11 @@ for repeat in $(seq 1 $REPEATS); do
   for devices in "$@"; do
     for images in true false; do
       name="devices_${devices//[,:]/-}_images_${images}_run${repeat}"
-      rm -rf $W/out
-      nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used --format=csv,noheader -lms 250 > $R/$name.util.csv 2>/dev/null &
-      sampler=$!
-      t0=$(date +%s.%N)
       case $devices in
         cpu:*) place="--workers ${devices#cpu:} --set registration.cost.plugin=cpu.cr --set registration.resampler.plugin=resample.cpu";;
         *) place="--devices $devices";;
       esac
-      regpipe run $W/pipeline.yaml $place --set outputs.registered_image=$images -q > $R/$name.log 2>&1
-      rc=$?
-      t1=$(date +%s.%N)
-      kill $sampler 2>/dev/null; wait $sampler 2>/dev/null
-      cp $W/out/batch_report.json $R/$name.json 2>/dev/null
-      echo "$name rc=$rc wall_s=$(awk -v a=$t0 -v b=$t1 'BEGIN{printf "%.2f", b-a}')" | tee -a $R/runs.txt
+      batch_run $R $name $W/out regpipe run $W/pipeline.yaml $place --set outputs.registered_image=$images -q | tee -a $R/runs.txt
     done
   done
 done

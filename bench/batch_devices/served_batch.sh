@@ -38,16 +38,7 @@ one() {  # name, binary, served (yes/no), build, then regpipe run's extra option
   local name=$1 bin=$2 served=$3 build=$4; shift 4
   local env=()
   if [[ $served == yes ]]; then sleep $GAP; env=(REGPIPE_SERVER=$W/$build.sock); fi
-  rm -rf $W/out
-  nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used --format=csv,noheader -lms 250 > $R/$name.util.csv 2>/dev/null &
-  local sampler=$!
-  local t0=$(date +%s.%N)
-  env "${env[@]}" $bin run $W/pipeline.yaml --devices 0 -q "$@" > $R/$name.log 2>&1
-  local rc=$?
-  local t1=$(date +%s.%N)
-  kill $sampler 2>/dev/null; wait $sampler 2>/dev/null
-  cp $W/out/batch_report.json $R/$name.json 2>/dev/null
-  echo "$name rc=$rc wall_s=$(awk -v a=$t0 -v b=$t1 'BEGIN{printf "%.3f", b-a}')" | tee -a $R/runs.txt
+  batch_run $R $name $W/out env "${env[@]}" $bin run $W/pipeline.yaml --devices 0 -q "$@" | tee -a $R/runs.txt
   tar -czf $OUT/served_batch.tgz -C $OUT served_batch
 }
 

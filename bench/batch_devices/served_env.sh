@@ -25,16 +25,12 @@ CUDA_MODULE_LOADING=EAGER regpipe serve --socket $W/c.sock --ready 3 2> $R/serve
 for s in a b c; do while [ ! -S $W/$s.sock ]; do sleep 0.05; done; done
 sleep 3  # the processes started ahead are ready
 one() {  # name server at_once registered_image
-  sleep 2; rm -rf $W/out
-  nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 250 > $R/$1.util 2>/dev/null & local u=$!
-  local t0=$(date +%s.%N)
-  REGPIPE_SERVER=$W/$2.sock regpipe run $W/pipeline.yaml --devices 0 -q --set outputs.registered_image=$4 \
-    --set execution.registrations_per_worker=$3 > $R/$1.log 2>&1
-  local rc=$? t1=$(date +%s.%N)
-  kill $u; wait $u 2>/dev/null
-  cp $W/out/batch_report.json $R/$1.json 2>/dev/null
+  sleep 2
+  local run
+  run=$(batch_run $R $1 $W/out env REGPIPE_SERVER=$W/$2.sock regpipe run $W/pipeline.yaml --devices 0 -q \
+    --set outputs.registered_image=$4 --set execution.registrations_per_worker=$3)
   python3 $here/served_env_summary.py --stages $W/out > $R/$1.stages
-  echo "$1 rc=$rc wall_s=$(awk -v a=$t0 -v b=$t1 'BEGIN{printf "%.3f", b-a}') util=$(awk '{s+=$1;n++} END{printf "%.0f", s/n}' $R/$1.util)" >> $R/runs.txt
+  echo "$run util=$(awk -F', ' '{s+=$3; n++} END {printf "%.0f", n ? s/n : 0}' $R/$1.util.csv)" >> $R/runs.txt
 }
 for s in a b c; do one warm_$s $s 4 false; done
 : > $R/runs.txt
