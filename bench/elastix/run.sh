@@ -19,7 +19,9 @@
 # one command per subject runs it with REGPIPE_SERVER set; "before-served" the same through a
 # server of BEFORE's; each served command SERVED_GAP seconds (default 1) after the tool
 # before it. FLIRT_LEVELS and BEFORE_LEVELS (YAML lists, default "[8, 4, 2, 1]") set the
-# levels of the regpipe tools and of the "before" ones (the phantom keeps [8, 4, 3]). Markdown on stdout; logs and
+# levels of the regpipe tools and of the "before" ones (the phantom keeps [8, 4, 3]);
+# FLIRT_PARAMS and BEFORE_PARAMS (YAML maps, e.g. "{final_tolerance_voxels: 0.005}") the
+# optim.flirt params of the FLIRT tools and of the "before" ones. Markdown on stdout; logs and
 # transforms under WORK_DIR. Without /usr/bin/time the CPU column is "-"; a served command's
 # CPU is its client's only.
 set -euo pipefail
@@ -44,8 +46,8 @@ cases=("$@")
 
 # The regpipe pipelines: FLIRT's schedule and search with cpu.cr (examples/flirt_cr.yaml),
 # and the built-in example's Powell pipeline (regpipe phantom) on the same levels.
-pipeline() {  # case_dir optimizer bins out_dir [levels]
-  local levels=${5:-[8, 4, 2, 1]}
+pipeline() {  # case_dir optimizer bins out_dir [levels] [optimizer params]
+  local levels=${5:-[8, 4, 2, 1]} params=${6:+, params: $6}
   [[ $(basename "$1") == phantom ]] && levels="[8, 4, 3]"  # the phantom's own voxel is 3 mm
   cat <<YAML
 inputs: {reference: $1/reference.nii.gz, moving: $1/moving.nii.gz}
@@ -53,7 +55,7 @@ registration:
   dof: 12
   levels_mm: $levels
   cost: {plugin: $cost, params: {bins: $3$([[ $cost == cpu.* ]] && echo ", threads: $threads")}}
-  optimizer: {plugin: $2}
+  optimizer: {plugin: $2$params}
 outputs: {dir: $4, registered_image: false}
 YAML
   # regpipe's own error in its report, a cross-check of error_mm.py's.
@@ -117,9 +119,10 @@ for name in "${cases[@]}"; do
           # would make: the server that a previous tool used may still be starting a
           # replacement process (CUDA), which would slow this one's GPU work.
           [[ $tool == *served ]] && through=(env REGPIPE_SERVER="${socket[$tool]}") && sleep "${SERVED_GAP:-1}"
-          levels=${FLIRT_LEVELS:-}
-          [[ $tool == before* ]] && levels=${BEFORE_LEVELS:-}
-          pipeline "$c" "$optimizer" "$bins" "$out" "$levels" >"$out/pipeline.yaml"
+          levels=${FLIRT_LEVELS:-} params=${FLIRT_PARAMS:-}
+          [[ $tool == before* ]] && levels=${BEFORE_LEVELS:-} params=${BEFORE_PARAMS:-}
+          [[ $tool == powell ]] && params=""
+          pipeline "$c" "$optimizer" "$bins" "$out" "$levels" "$params" >"$out/pipeline.yaml"
           t=$(timed "$out/log.txt" "${through[@]}" "$binary" run "$out/pipeline.yaml")
           cp "$out/transform_world.txt" "$r/$tool.txt" ;;
       esac
