@@ -6,12 +6,12 @@
 #include <regpipe/host/pyramid.hpp>
 #include <regpipe/host/transform.hpp>
 
+#include "support/random_transforms.hpp"
 #include "support/test_support.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <random>
 
 using namespace regpipe;
 
@@ -40,26 +40,6 @@ std::unique_ptr<CostInstance> make_cost(const std::string& id, const std::map<st
   return std::make_unique<CostInstance>(c, fixture().services, resolve_params(c, params));
 }
 
-// Random transforms around the pair's scanner alignment: rotations up to 15 degrees, shifts
-// up to 15 mm, scales 0.9..1.1, about the reference centre.
-std::vector<double> random_matrices(const Image& reference, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  const Eigen::Vector3d centre = centre_of_mass(reference);
-  std::vector<double> out;
-  for (int i = 0; i < kTransforms; ++i) {
-    AffineParams p = identity_params();
-    for (int a = 0; a < 3; ++a) {
-      p[a] = u(rng) * 15.0 * M_PI / 180.0;
-      p[3 + a] = u(rng) * 15.0;
-      p[6 + a] = 1.0 + 0.1 * u(rng);
-    }
-    const Eigen::Matrix4d m = params_to_matrix(p, centre);
-    for (int j = 0; j < 16; ++j) out.push_back(m(j / 4, j % 4));
-  }
-  return out;
-}
-
 // Loads the level images, transforms and CPU costs on first use (empty when data is missing).
 bool prepare_level(double mm, int bins) {
   Fixture& f = fixture();
@@ -70,7 +50,7 @@ bool prepare_level(double mm, int bins) {
     ResamplerInstance resampler(r, f.services, resolve_params(r, {}));
     Image ref = make_level(read_image(t1), mm, resampler);
     Image mov = make_level(read_image(pd), mm, resampler);
-    f.matrices[mm] = random_matrices(ref, 1234u + unsigned(mm));
+    f.matrices[mm] = test::random_affine_matrices(ref, 1234u + unsigned(mm), kTransforms);
     f.levels.emplace(mm, std::make_pair(std::move(ref), std::move(mov)));
   }
   const auto key = std::make_pair(bins, mm);

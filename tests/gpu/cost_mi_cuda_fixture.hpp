@@ -12,12 +12,12 @@
 #include <regpipe_common/prepared_image.hpp>
 #include <regpipe_common/voxel_map.hpp>
 
+#include "support/random_transforms.hpp"
 #include "support/test_support.hpp"
 
 #include <cmath>
 #include <map>
 #include <memory>
-#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -85,26 +85,6 @@ inline std::unique_ptr<CostInstance> make_cost(const std::string& id, const std:
   return std::make_unique<CostInstance>(c, fixture().services, resolve_params(c, params));
 }
 
-// Random transforms around the pair's scanner alignment: rotations up to 15 degrees, shifts
-// up to 15 mm, scales 0.9..1.1, about the reference centre.
-inline std::vector<double> random_matrices(const Image& reference, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  const Eigen::Vector3d centre = centre_of_mass(reference);
-  std::vector<double> out;
-  for (int i = 0; i < kTransforms; ++i) {
-    AffineParams p = identity_params();
-    for (int a = 0; a < 3; ++a) {
-      p[a] = u(rng) * 15.0 * M_PI / 180.0;
-      p[3 + a] = u(rng) * 15.0;
-      p[6 + a] = 1.0 + 0.1 * u(rng);
-    }
-    const Eigen::Matrix4d m = params_to_matrix(p, centre);
-    for (int j = 0; j < 16; ++j) out.push_back(m(j / 4, j % 4));
-  }
-  return out;
-}
-
 // Loads the level images, transforms and CPU costs of `measure` on first use (false when the
 // shared data is missing).
 inline bool prepare_level(const std::string& measure, double mm, int bins) {
@@ -116,7 +96,7 @@ inline bool prepare_level(const std::string& measure, double mm, int bins) {
     ResamplerInstance resampler(r, f.services, resolve_params(r, {}));
     Image ref = make_level(read_image(t1), mm, resampler);
     Image mov = make_level(read_image(pd), mm, resampler);
-    f.matrices[mm] = random_matrices(ref, 4321u + unsigned(mm));
+    f.matrices[mm] = test::random_affine_matrices(ref, 4321u + unsigned(mm), kTransforms);
     f.levels.emplace(mm, std::make_pair(std::move(ref), std::move(mov)));
   }
   const CpuKey key{measure, bins, mm};

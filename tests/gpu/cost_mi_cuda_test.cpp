@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <random>
 #include <tuple>
 
 using namespace regpipe;
