@@ -5,6 +5,7 @@
 #include <regpipe/plugin.hpp>
 
 #include <cmath>
+#include <iterator>
 #include <vector>
 
 namespace {
@@ -63,11 +64,15 @@ bool invert(const double* m, double* out) {
   return true;
 }
 
+// The parameters, published in the descriptor below and re-checked by create.
+const rp_param_desc kParams[] = {
+    {sizeof(rp_param_desc), "stride", RP_PARAM_INT, "1", 1, 8, nullptr, "voxels",
+     "Evaluate every stride-th reference voxel along each axis"}};
+
 class SadCost {
  public:
-  SadCost(const rp_host*, const rp::Params& params) : stride_(int(params.get_int("stride"))) {
-    rp::Params::check_range("stride", stride_, 1, 8);
-  }
+  SadCost(const rp_host*, const rp::Params& params)
+      : stride_(int(params.get_number(kParams, std::size(kParams), "stride"))) {}
   void set_reference(const rp_image& ref, const rp_image*) { reference_.assign(ref); }
   void set_moving(const rp_image& mov, const rp_image*) { moving_.assign(mov); }
 
@@ -148,15 +153,11 @@ class SadCost {
 
 constexpr rp_cost_vtable kVtable = rp::cost_vtable_with_dense<SadCost>();
 
-const rp_param_desc kParams[] = {
-    {sizeof(rp_param_desc), "stride", RP_PARAM_INT, "1", 1, 8, nullptr, "voxels",
-     "Evaluate every stride-th reference voxel along each axis"}};
-
 const rp_component_desc kComponents[] = {
     {sizeof(rp_component_desc), RP_KIND_COST, "org.example.cost.sad", "Mean absolute difference",
      "1.1.0", "Mean absolute intensity difference over the overlap (single-modality only); with the dense "
      "gradient (RP_EXT_DENSE_COST) for deformable stages.",
-     kParams, 1, &kVtable}};
+     kParams, std::size(kParams), &kVtable}};
 
 const rp_plugin_entry kEntry = {sizeof(rp_plugin_entry), RP_ABI_MAJOR, RP_ABI_MINOR,
                                 "example_sad_cost", "1.0.0", "MIT", 1, kComponents};

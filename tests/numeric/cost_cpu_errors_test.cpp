@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 
@@ -142,6 +143,11 @@ TEST(CostCpuErrors, CreateRechecksParameters) {
   params["bins"].int_value = 1;  // past the host's validation
   expect_error([&] { CostInstance instance(c, cost_services(), params); },
                "bins=1 is outside [2, 1024]");
+
+  params = resolve_params(cost_component("cpu.cr"), {});
+  params["border_mm"].double_value = std::nan("");  // compares false with both bounds
+  expect_error([&] { CostInstance instance(cost_component("cpu.cr"), cost_services(), params); },
+               "border_mm is not a finite number");
 
   params = resolve_params(c, {{"interpolation", "nearest"}, {"partial_volume", "true"}});
   expect_error([&] { CostInstance instance(c, cost_services(), params); },

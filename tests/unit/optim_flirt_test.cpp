@@ -551,6 +551,14 @@ TEST(OptimFlirtValidation, CreateRechecksTheSchemaRanges) {
       << message;
 }
 
+// A NaN compares false with both bounds, so a range check alone let it through to the search.
+TEST(OptimFlirtValidation, CreateRefusesANonFiniteNumber) {
+  const auto [status, message] = create_error(
+      [](auto& params) { params["final_tolerance_voxels"].double_value = std::nan(""); });
+  EXPECT_EQ(status, RP_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("final_tolerance_voxels is not a finite number"), std::string::npos) << message;
+}
+
 // Declared in the descriptor (ABI 1.2) so that the host refuses dof 3 while validating the
 // pipeline; minimize's own check below is for hosts that do not read the declaration.
 TEST(OptimFlirtValidation, DeclaresTheDofItsRotationSearchSupports) {

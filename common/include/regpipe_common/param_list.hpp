@@ -5,7 +5,6 @@
 #include <regpipe/abi.h>
 
 #include <cstddef>
-#include <cstring>
 
 namespace regpipe_common {
 
@@ -17,13 +16,6 @@ struct ParamList {
 template <std::size_t N>
 constexpr ParamList param_list(const rp_param_desc (&params)[N]) {
   return {params, N};
-}
-
-// The entry `name` of `schema`; null when it has none.
-inline const rp_param_desc* find_param(ParamList schema, const char* name) {
-  for (std::size_t i = 0; i < schema.count; ++i)
-    if (std::strcmp(schema.params[i].name, name) == 0) return &schema.params[i];
-  return nullptr;
 }
 
 }  // namespace regpipe_common

@@ -92,6 +92,29 @@ class Params {
       throw Error(RP_INVALID_ARGUMENT, std::string("parameter '") + name + "' is not a string");
     return v.string_value != nullptr ? v.string_value : "";
   }
+  // A number (RP_PARAM_INT or RP_PARAM_DOUBLE) read as its schema entry `desc` describes it and
+  // re-checked as `create` must (abi.h: a host may pass values it did not check): finite and
+  // within [desc.min, desc.max].
+  double get_number(const rp_param_desc& desc) const {
+    const double v = desc.type == RP_PARAM_INT ? double(get_int(desc.name)) : get_double(desc.name);
+    if (!std::isfinite(v)) throw Error(RP_INVALID_ARGUMENT, std::string(desc.name) + " is not a finite number");
+    check_range(desc.name, v, desc.min, desc.max);
+    return v;
+  }
+  // The same for the entry `name` of a component's schema (`count` entries from `schema`).
+  // RP_INTERNAL when it has none: a component reading a parameter it does not publish.
+  double get_number(const rp_param_desc* schema, size_t count, const char* name) const {
+    for (size_t i = 0; i < count; ++i)
+      if (std::strcmp(schema[i].name, name) == 0) return get_number(schema[i]);
+    throw Error(RP_INTERNAL, std::string("no parameter ") + name + " in this component's schema");
+  }
+  // An enum of two choices: false for `first`, true for `second`; any other value is refused.
+  bool second_choice(const char* name, const char* first, const char* second) const {
+    const std::string v = get_string(name);
+    if (v != first && v != second)
+      throw Error(RP_INVALID_ARGUMENT, std::string(name) + "=" + v + " is not one of " + first + ", " + second);
+    return v == second;
+  }
   // Range check for `create`'s own re-validation: names parameter, value and bound.
   static void check_range(const char* name, double value, double lo, double hi) {
     if (value < lo || value > hi)

@@ -1,9 +1,7 @@
 #include "mattes_cost.hpp"
 
-#include "dense_params.hpp"
-
 namespace regpipe::cost_cpu {
 
-MattesMetric::MattesMetric(const rp::Params& params) { options.bins = int(checked_number(params, kParams, "bins")); }
+MattesMetric::MattesMetric(const rp::Params& params) { options.bins = int(params.get_number(kParams.params, kParams.count, "bins")); }
 
 }  // namespace regpipe::cost_cpu

@@ -11,26 +11,12 @@ namespace {
 
 bool is(const rp_param_desc& p, const char* name) { return std::strcmp(p.name, name) == 0; }
 
-long long read_int(const rp::Params& params, const rp_param_desc& p) {
-  const long long v = params.get_int(p.name);
-  rp::Params::check_range(p.name, double(v), p.min, p.max);
-  return v;
-}
-
 Interpolation read_interpolation(const rp::Params& params, const rp_param_desc& p) {
   const std::string v = params.get_string(p.name);
   if (v == "trilinear") return Interpolation::kTrilinear;
   if (v == "nearest") return Interpolation::kNearest;
   throw rp::Error(RP_INVALID_ARGUMENT,
                   std::string(p.name) + "=" + v + " is not one of trilinear, nearest");
-}
-
-double read_finite(const rp::Params& params, const rp_param_desc& p) {
-  const double v = params.get_double(p.name);
-  if (!std::isfinite(v))
-    throw rp::Error(RP_INVALID_ARGUMENT, std::string(p.name) + " is not a finite number");
-  rp::Params::check_range(p.name, v, p.min, p.max);
-  return v;
 }
 
 unsigned resolve_threads(long long requested) {
@@ -45,17 +31,17 @@ Settings read_settings(const rp::Params& params, ParamList schema) {
   for (std::size_t i = 0; i < schema.count; ++i) {
     const rp_param_desc& p = schema.params[i];
     if (is(p, "bins"))
-      s.bins = int(read_int(params, p));
+      s.bins = int(params.get_number(p));
     else if (is(p, "interpolation"))
       s.interpolation = read_interpolation(params, p);
     else if (is(p, "border_mm"))
-      s.border_mm = read_finite(params, p);
+      s.border_mm = params.get_number(p);
     else if (is(p, "head_weight_mm"))
-      s.head_weight_mm = read_finite(params, p);
+      s.head_weight_mm = params.get_number(p);
     else if (is(p, "partial_volume"))
       s.partial_volume = params.get_bool(p.name);
     else if (is(p, "threads"))
-      s.threads = resolve_threads(read_int(params, p));
+      s.threads = resolve_threads(static_cast<long long>(params.get_number(p)));
   }
   // Partial volume replaces interpolation of the moving intensity by spreading each sample over
   // its trilinear neighbours; nearest-neighbour sampling has no such neighbours to spread over.

@@ -29,16 +29,8 @@ const std::map<std::string, CudaCrCost::Scheme>& schemes() {
   return table;
 }
 
-const rp_param_desc& schema(const char* name) {
-  for (const auto& p : kParams)
-    if (std::strcmp(p.name, name) == 0) return p;
-  throw rp::Error(RP_INTERNAL, std::string("no schema for ") + name);
-}
-
 int read_int(const rp::Params& params, const char* name) {
-  const long long v = params.get_int(name);
-  rp::Params::check_range(name, double(v), schema(name).min, schema(name).max);
-  return int(v);
+  return int(params.get_number(kParams, std::size(kParams), name));
 }
 
 // The kernels index voxels with 32-bit integers.
@@ -92,10 +84,8 @@ CudaCrCost::CudaCrCost(const rp_host*, const rp::Params& params)
       blocks_(read_int(params, "blocks")),
       max_block_workload_(read_int(params, "max_block_workload")),
       nearest_(params.get_string("interpolation") == "nearest"),
-      border_mm_(params.get_double("border_mm")),
-      head_weight_mm_(params.get_double("head_weight_mm")) {
-  rp::Params::check_range("border_mm", border_mm_, 0.0, schema("border_mm").max);
-  rp::Params::check_range("head_weight_mm", head_weight_mm_, 0.0, schema("head_weight_mm").max);
+      border_mm_(params.get_number(kParams, std::size(kParams), "border_mm")),
+      head_weight_mm_(params.get_number(kParams, std::size(kParams), "head_weight_mm")) {
   if (threads_per_block_ % 32 != 0)
     throw rp::Error(RP_INVALID_ARGUMENT,
                     "threads_per_block=" + std::to_string(threads_per_block_) + " is not a multiple of 32");

@@ -6,10 +6,10 @@ namespace regpipe::cost_dense_cuda {
 namespace {
 
 std::unique_ptr<DeviceMetric> local_cc_metric(const rp::Params& params) {
-  const int radius = read_int(params, param_list(kLccParams), "radius");
-  const bool exact = second_choice(params, "gradient", "ants", "exact");
+  const int radius = int(params.get_number(kLccParams, std::size(kLccParams), "radius"));
+  const bool exact = params.second_choice("gradient", "ants", "exact");
   const WindowScheme scheme =
-      second_choice(params, "scheme", "separable", "luo") ? WindowScheme::luo : WindowScheme::separable;
+      params.second_choice("scheme", "separable", "luo") ? WindowScheme::luo : WindowScheme::separable;
   if (exact && scheme == WindowScheme::luo)
     throw rp::Error(RP_INVALID_ARGUMENT,
                     "gradient=exact is not available with scheme=luo: Luo et al.'s scheme computes ANTs' "
@@ -27,7 +27,7 @@ CudaMeanSquaresCost::CudaMeanSquaresCost(const rp_host* host, const rp::Params& 
 
 CudaMattesCost::CudaMattesCost(const rp_host* host, const rp::Params& params)
     : CudaDenseCost(host, params, param_list(kMattesParams),
-                    make_mattes_metric(read_int(params, param_list(kMattesParams), "bins")), "cuda.mattes",
+                    make_mattes_metric(int(params.get_number(kMattesParams, std::size(kMattesParams), "bins"))), "cuda.mattes",
                     "cpu.mattes") {}
 
 }  // namespace regpipe::cost_dense_cuda

@@ -34,31 +34,16 @@ int device_of_pointer(const void* p) {
 
 }  // namespace
 
-int read_int(const rp::Params& params, ParamList schema, const char* name) {
-  const rp_param_desc* p = regpipe_common::find_param(schema, name);
-  if (p == nullptr) throw rp::Error(RP_INTERNAL, std::string("no parameter ") + name + " in this component's schema");
-  const long long v = params.get_int(name);
-  rp::Params::check_range(name, double(v), p->min, p->max);
-  return int(v);
-}
-
-bool second_choice(const rp::Params& params, const char* name, const char* first, const char* second) {
-  const std::string v = params.get_string(name);
-  if (v != first && v != second)
-    throw rp::Error(RP_INVALID_ARGUMENT, std::string(name) + "=" + v + " is not one of " + first + ", " + second);
-  return v == second;
-}
-
 CudaDenseCost::CudaDenseCost(const rp_host* host, const rp::Params& params, ParamList schema,
                              std::unique_ptr<DeviceMetric> metric, const char* id, const char* cpu_twin)
     : host_(host),
       metric_(std::move(metric)),
       id_(id),
-      threads_per_block_(read_int(params, schema, "threads_per_block")) {
+      threads_per_block_(int(params.get_number(schema.params, schema.count, "threads_per_block"))) {
   if (threads_per_block_ % 32 != 0)
     throw rp::Error(RP_INVALID_ARGUMENT,
                     "threads_per_block=" + std::to_string(threads_per_block_) + " is not a multiple of 32");
-  device_ = regpipe_common_cuda::select_device(read_int(params, schema, "device"), cpu_twin);
+  device_ = regpipe_common_cuda::select_device(int(params.get_number(schema.params, schema.count, "device")), cpu_twin);
   RP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
 }
 

@@ -24,12 +24,6 @@ namespace regpipe::cost_dense_cuda {
 
 using regpipe_common_cuda::DeviceBuffer;
 
-// An int parameter of `schema`, inside its range.
-int read_int(const rp::Params& params, ParamList schema, const char* name);
-
-// One of the two choices of an enum parameter: false for the first, true for the second.
-bool second_choice(const rp::Params& params, const char* name, const char* first, const char* second);
-
 class CudaDenseCost {
  public:
   // `schema` holds device and threads_per_block; `id` is the component's, `cpu_twin` the CPU

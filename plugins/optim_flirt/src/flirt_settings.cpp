@@ -15,13 +15,7 @@ std::string format(double v) {
 }
 
 // A numeric parameter, re-checked against the schema the host validated it with.
-double read_number(const rp::Params& params, FlirtParam p) {
-  const rp_param_desc& d = kFlirtParams[p];
-  const double v = d.type == RP_PARAM_INT ? static_cast<double>(params.get_int(d.name))
-                                          : params.get_double(d.name);
-  rp::Params::check_range(d.name, v, d.min, d.max);
-  return v;
-}
+double read_number(const rp::Params& params, FlirtParam p) { return params.get_number(kFlirtParams[p]); }
 
 void check_step_covers(FlirtParam step_param, double step, const char* axis,
                        const SearchRange& range) {

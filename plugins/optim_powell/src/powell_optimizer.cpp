@@ -52,13 +52,7 @@ std::vector<Point> initial_directions(const rp_objective& objective) {
 }  // namespace
 
 PowellOptimizer::PowellOptimizer(const rp_host* host, const rp::Params& params) : host_(host) {
-  auto read = [&](PowellParam p) {
-    const rp_param_desc& d = kPowellParams[p];
-    const double v = d.type == RP_PARAM_INT ? static_cast<double>(params.get_int(d.name))
-                                            : params.get_double(d.name);
-    rp::Params::check_range(d.name, v, d.min, d.max);
-    return v;
-  };
+  auto read = [&](PowellParam p) { return params.get_number(kPowellParams[p]); };
   max_iterations_ = static_cast<int>(read(kMaxIterations));
   tolerance_ = read(kTolerance);
   resolution_mm_ = read(kResolutionMm);

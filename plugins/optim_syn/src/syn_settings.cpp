@@ -12,13 +12,7 @@ namespace {
 
 [[noreturn]] void refuse(const std::string& message) { throw rp::Error(RP_INVALID_ARGUMENT, message); }
 
-double read_number(const rp::Params& params, SynParam p) {
-  const rp_param_desc& d = kSynParams[p];
-  const double v = d.type == RP_PARAM_INT ? double(params.get_int(d.name)) : params.get_double(d.name);
-  if (!std::isfinite(v)) refuse(std::string(d.name) + " must be finite");
-  rp::Params::check_range(d.name, v, d.min, d.max);
-  return v;
-}
+double read_number(const rp::Params& params, SynParam p) { return params.get_number(kSynParams[p]); }
 
 }  // namespace
 

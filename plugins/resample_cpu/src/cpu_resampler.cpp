@@ -81,12 +81,7 @@ VoxelSelection voxels_read(const rp_resample_request& r, const regpipe_common::V
 }  // namespace
 
 CpuResampler::CpuResampler(const rp_host* host, const rp::Params& params) : host_(host) {
-  auto read = [&](ResampleParam p) {
-    const rp_param_desc& d = kResampleParams[p];
-    const long long v = params.get_int(d.name);
-    rp::Params::check_range(d.name, static_cast<double>(v), d.min, d.max);
-    return v;
-  };
+  auto read = [&](ResampleParam p) { return params.get_number(kResampleParams[p]); };
   threads_ = static_cast<unsigned>(read(kThreads));
   sinc_radius_ = static_cast<int>(read(kSincRadius));
 }

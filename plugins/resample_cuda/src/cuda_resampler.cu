@@ -16,16 +16,8 @@ using regpipe_common_cuda::DeviceBuffer;
 
 namespace {
 
-const rp_param_desc& schema(const char* name) {
-  for (const auto& p : kParams)
-    if (std::strcmp(p.name, name) == 0) return p;
-  throw rp::Error(RP_INTERNAL, std::string("no schema for ") + name);
-}
-
 int read_int(const rp::Params& params, const char* name) {
-  const long long v = params.get_int(name);
-  rp::Params::check_range(name, double(v), schema(name).min, schema(name).max);
-  return int(v);
+  return int(params.get_number(kParams, std::size(kParams), name));
 }
 
 Extent extent_of(const uint32_t dims[3]) { return {dims[0], dims[1], dims[2]}; }
