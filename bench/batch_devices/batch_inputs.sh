@@ -2,6 +2,9 @@
 #   note_machine DIR   DIR made, with the GPUs (gpus.txt) and the host cores (cores.txt)
 #   make_batch W N D   W/in/s01..sN: links cycling D/moving/m0..m2; W/pipeline.yaml:
 #                      examples/flirt_cr.yaml over them to D/chris_t1.nii.gz, outputs in W/out
+#   await_server SOCKET PID
+#                      waits until `regpipe serve` (process PID) listens on SOCKET; exits
+#                      the script when that process ended instead
 #   batch_run R NAME OUT COMMAND...
 #                      COMMAND (a batch writing OUT, removed first) with the GPUs sampled by
 #                      nvidia-smi every 250 ms into R/NAME.util.csv, its output in R/NAME.log,
@@ -17,6 +20,12 @@ make_batch() {
   for i in $(seq -w 1 "$n"); do ln -s "$d/moving/m$(( (10#$i - 1) % 3 )).nii.gz" "$w/in/s$i.nii.gz"; done
   sed -e "s#reference: .*#reference: $d/chris_t1.nii.gz#" -e "s#moving: .*#moving: $w/in/*.nii.gz#" \
       -e "s#dir: .*#dir: $w/out#" examples/flirt_cr.yaml > "$w/pipeline.yaml"
+}
+await_server() {
+  until [[ -S $1 ]]; do
+    kill -0 "$2" 2>/dev/null || { echo "regpipe serve for $1 ended before it listened" >&2; exit 1; }
+    sleep 0.05
+  done
 }
 batch_run() {
   local r=$1 name=$2 out=$3; shift 3

@@ -31,7 +31,7 @@ for build in before after; do
   $bin serve --socket $W/$build.sock --ready $READY 2> $R/serve_$build.log &
   server[$build]=$!
 done
-for build in before after; do while [ ! -S $W/$build.sock ]; do sleep 0.05; done; done
+for build in before after; do await_server $W/$build.sock ${server[$build]}; done
 sleep 3  # the processes started ahead are ready
 
 one() {  # name, binary, served (yes/no), build, then regpipe run's extra options

@@ -22,7 +22,7 @@ R=$OUT/served_env; note_machine $R
 regpipe serve --socket $W/a.sock --ready 3 2> $R/serve_a.log & A=$!
 CUDA_DEVICE_MAX_CONNECTIONS=32 regpipe serve --socket $W/b.sock --ready 3 2> $R/serve_b.log & Bp=$!
 CUDA_MODULE_LOADING=EAGER regpipe serve --socket $W/c.sock --ready 3 2> $R/serve_c.log & Cp=$!
-for s in a b c; do while [ ! -S $W/$s.sock ]; do sleep 0.05; done; done
+await_server $W/a.sock $A; await_server $W/b.sock $Bp; await_server $W/c.sock $Cp
 sleep 3  # the processes started ahead are ready
 one() {  # name server at_once registered_image
   sleep 2

@@ -43,7 +43,7 @@ for name in walls:
     regs = [i["seconds_registration"] for i in r["images"]]
     print(f"{name:22s} wall={walls[name]:18s} comp={t['components']:.3f} ref={t['reference_prepared']:.3f} "
           f"first={t['first_image_start']:.3f} last={t['last_image_done']:.3f} first4={statistics.mean(regs[:4]):.3f} "
-          f"rest_med={statistics.median(regs[4:]):.3f} sum={sum(regs):.2f}")
+          f"rest_med={statistics.median(regs[4:]) if regs[4:] else float('nan'):.3f} sum={sum(regs):.2f}")
     stages = os.path.join(R, name + ".stages")
     if os.path.exists(stages):
         print("    stages:", open(stages).read().strip())
