@@ -2,7 +2,6 @@
 
 #include <regpipe_common/usable_cores.hpp>
 
-#include <cmath>
 #include <cstring>
 #include <string>
 

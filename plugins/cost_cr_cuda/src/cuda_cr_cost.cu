@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <cstring>
+#include <iterator>
 #include <future>
 #include <map>
 

@@ -2,6 +2,8 @@
 
 #include "metrics.hpp"
 
+#include <iterator>
+
 namespace regpipe::cost_dense_cuda {
 namespace {
 

@@ -9,7 +9,7 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstring>
+#include <iterator>
 #include <map>
 
 namespace regpipe::cost_mi_cuda {
