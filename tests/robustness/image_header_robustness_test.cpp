@@ -356,6 +356,27 @@ TEST(ImageHeaderRobustness, AMetaImageWithWindowsLineEndsAndLongNumberListsIsRea
   EXPECT_EQ(regpipe::read_image(dir / "windows.mha").dims, (std::array<uint32_t, 3>{4, 4, 4}));
 }
 
+// The header is read a block at a time (64 KiB, then 256 KiB, then 1 MiB): a header of many
+// Comment lines reaching past the first blocks is read whole, and its voxels are found where
+// they start (one byte short is reported as truncated).
+TEST(ImageHeaderRobustness, AMetaImageHeaderLongerThanTheFirstBlocksIsRead) {
+  TempDir dir;
+  const std::string text = metaimage({}), comment = "Comment = " + std::string(200, 'c') + "\n";
+  const size_t after_sizes = text.find("ElementSpacing");  // ITK looks for NDims near the start
+  for (const size_t comments : {size_t{310}, size_t{320}, size_t{1300}}) {
+    SCOPED_TRACE(comments);
+    std::string padded = text.substr(0, after_sizes);
+    for (size_t i = 0; i < comments; ++i) padded += comment;
+    padded += text.substr(after_sizes);
+    write_text(dir / "long_header.mha", padded);
+    EXPECT_EQ(regpipe::read_image(dir / "long_header.mha").dims, (std::array<uint32_t, 3>{4, 4, 4}));
+    write_text(dir / "short_voxels.mha", padded.substr(0, padded.size() - 1));
+    const std::string message = message_of([&] { regpipe::read_image(dir / "short_voxels.mha"); });
+    EXPECT_NE(message.find("truncated: the file holds 63 of the 64 bytes its header promises"), std::string::npos)
+        << message;
+  }
+}
+
 // ElementDataFile is kept in a std::string by ITK 5.2's MetaImage: a data file 300 characters
 // away (a relative path through nested folders) is not refused as a long text value.
 TEST(ImageHeaderRobustness, AMetaImageHeaderNamingADataFileByALongPathIsRead) {

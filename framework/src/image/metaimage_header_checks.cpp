@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstddef>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <utility>
 #include <variant>
 
 namespace fs = std::filesystem;
@@ -82,18 +84,16 @@ std::variant<Field, std::string> read_field(int number, const std::string& line)
   return field;
 }
 
-}  // namespace
-
-std::variant<MetaImageHeader, std::string> read_metaimage_header(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string head(kLongestHeader, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(in.gcount()));
+// The header's fields from `head`, the file's first bytes (`whole`: all of the file, or
+// kLongestHeader of it), or what is wrong with them; nullopt where a cut-off `head` ends before
+// ElementDataFile and the file has more to read.
+std::optional<std::variant<MetaImageHeader, std::string>> parse_header(const std::string& head, bool whole) {
   std::istringstream lines(head);
   // MetaIO reads one field a line (blank lines skipped) until ElementDataFile; the voxels follow.
   MetaImageHeader header;
   std::string line;
   for (int number = 0; std::getline(lines, line);) {
+    if (lines.eof() && !whole) return std::nullopt;  // the line may go on past `head`
     if (lines.eof() && head.size() == kLongestHeader)
       return "its header runs past " + std::to_string(kLongestHeader >> 20) +
              " MiB without ElementDataFile; is it a MetaImage header?";
@@ -111,9 +111,25 @@ std::variant<MetaImageHeader, std::string> read_metaimage_header(const fs::path&
     if (file.rfind("LIST", 0) == 0 || file.find('%') != std::string::npos)
       return "its voxels are in a list or pattern of files (ElementDataFile = " + file.substr(0, 40) +
              "); regpipe reads MetaImage voxels from one file (LOCAL or a file name)";
-    break;
+    return header;
   }
+  if (!whole) return std::nullopt;
   return header;
+}
+
+}  // namespace
+
+std::variant<MetaImageHeader, std::string> read_metaimage_header(const fs::path& path) {
+  // A first block that holds any real header, grown (to kLongestHeader at most) only for one
+  // that goes on: a .mha's voxels after its header are not read.
+  for (size_t block = size_t{64} << 10;; block = std::min(4 * block, kLongestHeader)) {
+    std::ifstream in(path, std::ios::binary);
+    std::string head(block, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(in.gcount()));
+    const bool whole = head.size() < block || block == kLongestHeader;
+    if (auto parsed = parse_header(head, whole)) return *std::move(parsed);
+  }
 }
 
 std::optional<std::string> metaimage_header_problem(const fs::path& path) {
