@@ -13,7 +13,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
+#include <memory>
+#include <new>
 #include <vector>
 
 namespace regpipe::resample {
@@ -106,15 +109,19 @@ void CpuResampler::resample(const rp_resample_request& r) {
     throw rp::Error(RP_INTERNAL, "voxel map failed although check_request accepted the grids");
 
   const float* source = in.data;
-  std::vector<float> smoothed;
+  // calloc's fresh pages cost nothing until written, and the smoothing writes only what the
+  // interpolation reads: at 8 mm, about a quarter of the image (a copy of the input, before,
+  // wrote all of it for every level).
+  std::unique_ptr<float, decltype(&std::free)> smoothed(nullptr, &std::free);
   std::array<double, 3> sigma_voxels{};
   for (int a = 0; a < 3; ++a)
     sigma_voxels[a] = r.prefilter_sigma_mm[a] / regpipe_common::axis_spacing(in.voxel_to_world, a);
   if (sigma_voxels[0] > 0.0 || sigma_voxels[1] > 0.0 || sigma_voxels[2] > 0.0) {
-    smoothed.assign(in.data, in.data + size_t(dims[0]) * dims[1] * dims[2]);
-    gaussian_smooth(smoothed.data(), dims, sigma_voxels, voxels_read(r, map, dims),
+    smoothed.reset(static_cast<float*>(std::calloc(size_t(dims[0]) * dims[1] * dims[2], sizeof(float))));
+    if (!smoothed) throw std::bad_alloc();
+    gaussian_smooth(in.data, smoothed.get(), dims, sigma_voxels, voxels_read(r, map, dims),
                     threads_, cancelled);
-    source = smoothed.data();
+    source = smoothed.get();
   }
 
   switch (r.interpolation) {

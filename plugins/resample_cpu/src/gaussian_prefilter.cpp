@@ -85,7 +85,7 @@ void load_lines(const float* data, LineBatch& batch, size_t stride, long length,
 }
 
 // Filters the batch's lines along an axis of `length` voxels and `stride`, writing the outputs
-// at positions `interior` and `edge` of each line.
+// at positions `interior` and `edge` of each line into `data`.
 void filter_batch(float* data, const LineBatch& batch, size_t stride, long length, const AxisKernel& k,
                   const std::vector<uint32_t>& interior, const std::vector<uint32_t>& edge) {
   const auto store = [&](long i, size_t lane, double value) {
@@ -120,9 +120,10 @@ void filter_batch(float* data, const LineBatch& batch, size_t stride, long lengt
   }
 }
 
-// One pass along `axis`: the lines starting at `line_starts` (voxel 0 of each), outputs at
-// `outputs` along the axis.
-void filter_axis(float* data, const Dims& dims, int axis, const AxisKernel& k,
+// One pass along `axis`: the lines starting at `line_starts` (voxel 0 of each) read from `in`,
+// outputs at `outputs` along the axis written to `out` (which may be `in`: a batch's lines are
+// read whole before any of its outputs is written).
+void filter_axis(const float* in, float* out, const Dims& dims, int axis, const AxisKernel& k,
                  const std::vector<uint32_t>& outputs, const std::vector<size_t>& line_starts,
                  unsigned threads, const std::function<bool()>& cancelled) {
   const size_t stride = axis == 0 ? 1 : axis == 1 ? size_t(dims[0]) : size_t(dims[0]) * dims[1];
@@ -135,9 +136,9 @@ void filter_axis(float* data, const Dims& dims, int axis, const AxisKernel& k,
     batch.count = std::min(kLanes, line_starts.size() - b * kLanes);
     std::copy_n(line_starts.begin() + std::ptrdiff_t(b * kLanes), batch.count, batch.first);
     const std::unique_ptr<double[]> lines(new double[static_cast<size_t>(length) * kLanes]);  // load_lines fills it
-    load_lines(data, batch, stride, length, lines.get());
+    load_lines(in, batch, stride, length, lines.get());
     batch.lines = lines.get();
-    filter_batch(data, batch, stride, length, k, interior, edge);
+    filter_batch(out, batch, stride, length, k, interior, edge);
   });
 }
 
@@ -176,9 +177,9 @@ VoxelSelection all_voxels(const Dims& dims) {
   return all;
 }
 
-void gaussian_smooth(float* data, const Dims& dims, const std::array<double, 3>& sigma_voxels,
-                     const VoxelSelection& wanted, unsigned threads,
-                     const std::function<bool()>& cancelled) {
+void gaussian_smooth(const float* input, float* out, const Dims& dims,
+                     const std::array<double, 3>& sigma_voxels, const VoxelSelection& wanted,
+                     unsigned threads, const std::function<bool()>& cancelled) {
   std::array<AxisKernel, 3> kernels;
   std::array<bool, 3> filtered{};
   // Along an axis not yet filtered, a pass must also produce every voxel the later pass's taps
@@ -190,12 +191,16 @@ void gaussian_smooth(float* data, const Dims& dims, const std::array<double, 3>&
     kernels[a] = axis_kernel(sigma_voxels[a], dims[a]);
     reach[a] = within_reach(wanted.index[a], kernels[a].radius, dims[a]);
   }
+  // The first pass reads `input`, the later ones what the passes before wrote into `out`.
+  const float* source = input;
   for (int a = 0; a < 3; ++a) {
     if (!filtered[a]) continue;
     std::array<std::vector<uint32_t>, 3> across = reach;
     for (int b = 0; b < a; ++b) across[b] = wanted.index[b];
-    filter_axis(data, dims, a, kernels[a], wanted.index[a], line_starts(dims, a, across), threads, cancelled);
+    filter_axis(source, out, dims, a, kernels[a], wanted.index[a], line_starts(dims, a, across), threads, cancelled);
+    source = out;
   }
+  if (source == input) std::copy_n(input, size_t(dims[0]) * dims[1] * dims[2], out);  // nothing to filter
 }
 
 }  // namespace regpipe::resample

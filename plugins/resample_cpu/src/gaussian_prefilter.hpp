@@ -22,11 +22,13 @@ struct VoxelSelection {
 // Every voxel of `dims`.
 VoxelSelection all_voxels(const Dims& dims);
 
-// Smooths `data` in place, axis after axis (x, y, z; an axis with sigma 0 is left alone). The
-// selected voxels get the values smoothing the whole image would give them, bit for bit; the
-// others are left with unspecified values.
-void gaussian_smooth(float* data, const Dims& dims, const std::array<double, 3>& sigma_voxels,
-                     const VoxelSelection& wanted, unsigned threads,
-                     const std::function<bool()>& cancelled);
+// `input` smoothed into `out` (as many voxels, not `input`), axis after axis (x, y, z; an axis
+// with sigma 0 is left alone). The selected voxels get the values smoothing the whole image
+// would give them, bit for bit; the others are left as they were in `out` or with unspecified
+// values. Only what the passes write is touched: on fresh zeroed memory (calloc), a coarse
+// level's untouched pages are never faulted in.
+void gaussian_smooth(const float* input, float* out, const Dims& dims,
+                     const std::array<double, 3>& sigma_voxels, const VoxelSelection& wanted,
+                     unsigned threads, const std::function<bool()>& cancelled);
 
 }  // namespace regpipe::resample
