@@ -48,19 +48,30 @@ void sample_row_scalar(const regpipe_common::VoxelMap& map, const float* data,
 #ifdef REGPIPE_COST_CPU_AVX2
 namespace avx2_detail {
 
-// Coordinate `axis` of voxels x_begin + [0, count) of row (y, z), four at a time:
-// ((m0 x + m1 y) + m2 z) + m3 in double, rounded to float, the scalar expression's operations
-// in its order (x stepped by 4.0 in double, exact for any grid index). Writes whole groups of
-// eight, as sample_row_avx2 reads them: up to seven values past `count`, inside the buffers.
-__attribute__((target("avx2"))) inline void coordinates(const double* r, int x_begin, int count,
-                                                        int y, int z, float* out) {
-  const __m256d m0 = _mm256_set1_pd(r[0]), ty = _mm256_set1_pd(r[1] * y),
-                tz = _mm256_set1_pd(r[2] * z), t3 = _mm256_set1_pd(r[3]), four = _mm256_set1_pd(4.0);
-  __m256d x = _mm256_setr_pd(x_begin, x_begin + 1.0, x_begin + 2.0, x_begin + 3.0);
-  for (int i = 0; i < ((count + 7) & ~7); i += 4, x = _mm256_add_pd(x, four)) {
-    const __m256d p = _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(m0, x), ty), tz), t3);
-    _mm_storeu_ps(out + i, _mm256_cvtpd_ps(p));
+// The three coordinates of voxels x_begin + [0, count) of row (y, z), four voxels at a time:
+// per axis ((m0 x + m1 y) + m2 z) + m3 in double, rounded to float, the scalar expression's
+// operations in its order (x stepped by 4.0 in double, exact for any grid index). One loop for
+// the three axes: x's step, an add each iteration that the next waits for, is shared (three
+// loops each waited on their own). Writes whole groups of eight, as sample_row_avx2 reads them:
+// up to seven values past `count`, inside the buffers.
+__attribute__((target("avx2"))) inline void coordinates(const double* m, int x_begin, int count,
+                                                        int y, int z, RowSamples& out) {
+  __m256d m0[3], ty[3], tz[3], t3[3];
+  for (int a = 0; a < 3; ++a) {
+    const double* r = m + 4 * a;
+    m0[a] = _mm256_set1_pd(r[0]);
+    ty[a] = _mm256_set1_pd(r[1] * y);
+    tz[a] = _mm256_set1_pd(r[2] * z);
+    t3[a] = _mm256_set1_pd(r[3]);
   }
+  float* const axis_out[3] = {out.x, out.y, out.z};
+  const __m256d four = _mm256_set1_pd(4.0);
+  __m256d x = _mm256_setr_pd(x_begin, x_begin + 1.0, x_begin + 2.0, x_begin + 3.0);
+  for (int i = 0; i < ((count + 7) & ~7); i += 4, x = _mm256_add_pd(x, four))
+    for (int a = 0; a < 3; ++a) {
+      const __m256d p = _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(m0[a], x), ty[a]), tz[a]), t3[a]);
+      _mm_storeu_ps(axis_out[a] + i, _mm256_cvtpd_ps(p));
+    }
 }
 
 // a + f * (b - a), as regpipe_common::trilinear writes each of its seven steps.
@@ -162,9 +173,7 @@ __attribute__((target("avx2"))) inline void sample_row_avx2(const regpipe_common
   // First every position (independent of the samples, so the loads below never wait for
   // them), then the samples. The last group's lanes past `count` are masked: their points lie
   // outside the span.
-  coordinates(map.m, x_begin, count, y, z, out.x);
-  coordinates(map.m + 4, x_begin, count, y, z, out.y);
-  coordinates(map.m + 8, x_begin, count, y, z, out.z);
+  coordinates(map.m, x_begin, count, y, z, out);
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (int i = 0; i < count; i += 8) {  // count <= kChunk, a multiple of 8: the buffers hold it
     const __m256 lanes = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(count - i), lane));
