@@ -19,6 +19,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -454,6 +455,39 @@ TEST(ResamplePrefilter, SmoothsOnlyThePlanesALevelReadsBitForBit) {
       EXPECT_EQ(std::memcmp(out.data(), expected.data(), out.size() * sizeof(float)), 0) << name;
       EXPECT_GT(std::count_if(out.begin(), out.end(), [](float v) { return v != 0.f; }), long(out.size() / 4)) << name;
     }
+  }
+}
+
+// The smoothing reads its first pass from the input and writes only what the level reads: with
+// one axis smoothed (the others' sigma 0, or a single plane), each level is the whole smoothed
+// image sampled, bit for bit; with nothing to smooth (sigma only along a single plane's axis),
+// the level is the input's.
+TEST(ResamplePrefilter, LevelsWithAxesLeftUnsmoothedAreBitForBit) {
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> value(-50.f, 300.f);
+  for (const auto& [dims, sigma_mm] : {std::pair{Dims{23, 19, 1}, std::array<double, 3>{2.0, 0.0, 3.0}},
+                                       std::pair{Dims{17, 21, 13}, std::array<double, 3>{0.0, 2.5, 0.0}},
+                                       std::pair{Dims{15, 11, 1}, std::array<double, 3>{0.0, 0.0, 2.0}}}) {
+    Volume in = make_volume(dims, oblique_grid({1.0, 1.1, 0.9}), [](double, double, double) { return 0.f; });
+    for (float& v : in.data) v = value(rng);
+    Request r = same_grid(in, RP_INTERP_TRILINEAR);
+    r.sigma_mm = sigma_mm;
+    Mat4 grid = Mat4::Identity();
+    for (int a = 0; a < 3; ++a) {
+      r.out_dims[a] = dims[a] == 1 ? 1 : (dims[a] - 1) / 3 + 1;  // a 3-voxel level
+      grid(a, a) = dims[a] == 1 ? 1.0 : 3.0;
+    }
+    r.out_voxel_to_world = in.voxel_to_world * grid;
+    const std::vector<float> out = resample(r);
+
+    const Volume smoothed = reference_smooth(in, r.sigma_mm);
+    Request unfiltered = r;
+    unfiltered.input = &smoothed;
+    unfiltered.sigma_mm = {};
+    const std::vector<float> expected = resample(unfiltered);
+    ASSERT_EQ(out.size(), expected.size());
+    EXPECT_EQ(std::memcmp(out.data(), expected.data(), out.size() * sizeof(float)), 0) << dims[0];
+    EXPECT_EQ(smoothed.data == in.data, sigma_mm[0] == 0.0 && sigma_mm[1] == 0.0);  // only the last smooths nothing
   }
 }
 
