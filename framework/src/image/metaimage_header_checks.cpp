@@ -121,12 +121,15 @@ std::optional<std::variant<MetaImageHeader, std::string>> parse_header(const std
 
 std::variant<MetaImageHeader, std::string> read_metaimage_header(const fs::path& path) {
   // A first block that holds any real header, grown (to kLongestHeader at most) only for one
-  // that goes on: a .mha's voxels after its header are not read.
+  // that goes on, each growth reading on from where the last stopped: a .mha's voxels after
+  // its header are not read.
+  std::ifstream in(path, std::ios::binary);
+  std::string head;
   for (size_t block = size_t{64} << 10;; block = std::min(4 * block, kLongestHeader)) {
-    std::ifstream in(path, std::ios::binary);
-    std::string head(block, '\0');
-    in.read(head.data(), static_cast<std::streamsize>(head.size()));
-    head.resize(static_cast<size_t>(in.gcount()));
+    const size_t had = head.size();
+    head.resize(block);
+    in.read(head.data() + had, static_cast<std::streamsize>(block - had));
+    head.resize(had + static_cast<size_t>(in.gcount()));
     const bool whole = head.size() < block || block == kLongestHeader;
     if (auto parsed = parse_header(head, whole)) return *std::move(parsed);
   }
