@@ -1,7 +1,7 @@
 // cost_cpu's row sampler (plugins/cost_cpu/src/row_sampler.hpp): positions and trilinear
-// samples eight voxels at a time (AVX2: x-neighbouring corners loaded in pairs) must equal the
-// scalar helpers' bit for bit, on rows that end on the domain's last planes (the clamped upper
-// neighbour) and at any chunk length.
+// samples eight voxels at a time (AVX2: x-neighbouring corners loaded in pairs), with or without
+// the corners ahead prefetched, must equal the scalar helpers' bit for bit, on rows that end on
+// the domain's last planes (the clamped upper neighbour) and at any chunk length.
 #include "../../plugins/cost_cpu/src/row_sampler.hpp"  // the plugin's private header
 #include "../../plugins/cost_cpu/src/row_span.hpp"
 
@@ -16,7 +16,8 @@ namespace {
 
 TEST(CostCpuRowSampler, VectorisedSamplesEqualTheScalarOnesBitwise) {
   const regpipe_common::Grid mov{29, 23, 19};
-  if (!row_sampler_uses_avx2(mov)) GTEST_SKIP() << "this CPU has no AVX2: only the scalar path runs";
+  if (row_sampler_for(mov) == RowSampler::kScalar)
+    GTEST_SKIP() << "this CPU has no AVX2: only the scalar path runs";
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> value(-100.f, 1000.f);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -39,19 +40,34 @@ TEST(CostCpuRowSampler, VectorisedSamplesEqualTheScalarOnesBitwise) {
         const RowSpan span = inside_span(map, mov, 40, y, z);
         for (int begin = span.begin; begin < span.end; begin += RowSamples::kChunk) {
           const int count = std::min(RowSamples::kChunk, span.end - begin);
-          RowSamples fast, scalar;
-          sample_row(Interpolation::kTrilinear, true, map, data.data(), mov, begin, count, y, z, fast);
-          sample_row(Interpolation::kTrilinear, false, map, data.data(), mov, begin, count, y, z, scalar);
-          ASSERT_EQ(std::memcmp(fast.x, scalar.x, count * sizeof(float)), 0);
-          ASSERT_EQ(std::memcmp(fast.y, scalar.y, count * sizeof(float)), 0);
-          ASSERT_EQ(std::memcmp(fast.z, scalar.z, count * sizeof(float)), 0);
-          ASSERT_EQ(std::memcmp(fast.value, scalar.value, count * sizeof(float)), 0)
-              << "trial " << trial << " y " << y << " z " << z;
+          RowSamples scalar;
+          sample_row(Interpolation::kTrilinear, RowSampler::kScalar, map, data.data(), mov, begin,
+                     count, y, z, scalar);
+          for (RowSampler sampler : {RowSampler::kAvx2, RowSampler::kAvx2Prefetching}) {
+            RowSamples fast;
+            sample_row(Interpolation::kTrilinear, sampler, map, data.data(), mov, begin, count, y,
+                       z, fast);
+            ASSERT_EQ(std::memcmp(fast.x, scalar.x, count * sizeof(float)), 0);
+            ASSERT_EQ(std::memcmp(fast.y, scalar.y, count * sizeof(float)), 0);
+            ASSERT_EQ(std::memcmp(fast.z, scalar.z, count * sizeof(float)), 0);
+            ASSERT_EQ(std::memcmp(fast.value, scalar.value, count * sizeof(float)), 0)
+                << "trial " << trial << " y " << y << " z " << z << " prefetching "
+                << (sampler == RowSampler::kAvx2Prefetching);
+          }
           compared += count;
         }
       }
   }
   EXPECT_GT(compared, 20000);
+}
+
+// Prefetching pays only where the moving level outgrows a core's L2: a 16 KB level is sampled
+// without it, a 1 mm brain level (about 25 MB) with it.
+TEST(CostCpuRowSampler, PrefetchesOnlyLevelsLargerThanTheL2Cache) {
+  if (row_sampler_for({16, 16, 16}) == RowSampler::kScalar) GTEST_SKIP() << "this CPU has no AVX2";
+  EXPECT_EQ(row_sampler_for({16, 16, 16}), RowSampler::kAvx2);
+  EXPECT_EQ(row_sampler_for({165, 225, 167}), RowSampler::kAvx2Prefetching);
+  EXPECT_EQ(row_sampler_for({1, 512, 512}), RowSampler::kScalar);  // trilinear8 needs nx >= 2
 }
 
 }  // namespace

@@ -43,14 +43,14 @@ struct SamplingRule {
 // without a fuzzy edge skips two multiplications by exactly 1.0.
 template <bool kMovingWeights, bool kBorder, class Add>
 void accumulate_row(const PreparedImage& ref, const PreparedImage& mov,
-                    const regpipe_common::VoxelMap& map, const SamplingRule& rule, bool avx2,
-                    int y, int z, RowSpan span, double* sums, double& overlap_weight,
-                    const Add& add) {
+                    const regpipe_common::VoxelMap& map, const SamplingRule& rule,
+                    RowSampler sampler, int y, int z, RowSpan span, double* sums,
+                    double& overlap_weight, const Add& add) {
   const std::size_t row = std::size_t(ref.grid.nx) * (y + std::size_t(ref.grid.ny) * z);
   RowSamples samples;
   for (int chunk = span.begin; chunk < span.end; chunk += RowSamples::kChunk) {
     const int count = std::min(RowSamples::kChunk, span.end - chunk);
-    sample_row(rule.interpolation, avx2, map, mov.values.data(), mov.grid, chunk, count, y, z,
+    sample_row(rule.interpolation, sampler, map, mov.values.data(), mov.grid, chunk, count, y, z,
                samples);
     int i = 0;
     // A measure that adds whole groups of four samples of weight 1 (cpu.cr with AVX2) takes
@@ -58,7 +58,7 @@ void accumulate_row(const PreparedImage& ref, const PreparedImage& mov,
     // does this: a sum of ones is the same integer in any grouping.
     if constexpr (!kMovingWeights && !kBorder &&
                   requires { add.add_unweighted_groups(sums, row, samples.value, 0); }) {
-      if (avx2 && ref.weights.empty()) {
+      if (sampler != RowSampler::kScalar && ref.weights.empty()) {
         const int groups = count / 4;
         add.add_unweighted_groups(sums, row + std::size_t(chunk), samples.value, groups);
         overlap_weight += double(4 * groups);
@@ -96,14 +96,14 @@ template <class Add>
                                         double* sums, const Add& add) {
   const regpipe_common::Grid& g = ref.grid;
   const bool moving_weights = !mov.weights.empty(), border = rule.border.ramps();
-  const bool avx2 = row_sampler_uses_avx2(mov.grid);
+  const RowSampler sampler = row_sampler_for(mov.grid);
   double overlap_weight = 0.0;
   for (int z = z_begin; z < z_end; ++z)
     for (int y = 0; y < g.ny; ++y) {
       const RowSpan span = inside_span(map, mov.grid, g.nx, y, z);
       if (span.begin >= span.end) continue;
       auto row = [&]<bool kMovingWeights, bool kBorder>() {
-        accumulate_row<kMovingWeights, kBorder>(ref, mov, map, rule, avx2, y, z, span, sums,
+        accumulate_row<kMovingWeights, kBorder>(ref, mov, map, rule, sampler, y, z, span, sums,
                                                 overlap_weight, add);
       };
       if (moving_weights)
