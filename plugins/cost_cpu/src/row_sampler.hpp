@@ -190,8 +190,8 @@ __attribute__((target("avx2"), always_inline)) inline void prefetch_corners(
 }
 
 // kPrefetch: a moving level larger than a core's L2, where the corner loads would otherwise
-// wait on the L3 or memory (regpipe_bench_cr, one thread, Zen 4: its 2 mm level 8.4 -> 6.6 ms,
-// its 1 mm level 121 -> 74 ms per evaluation); on a level inside the L2 the hints cost a few
+// wait on the L3 or memory (regpipe_bench_cr, one thread, Zen 4: its 2 mm level 7.2 -> 6.0 ms,
+// its 1 mm level 118 -> 68 ms per evaluation); on a level inside the L2 the hints cost a few
 // per cent and are left out.
 template <bool kPrefetch>
 __attribute__((target("avx2"))) inline void sample_row_avx2(const regpipe_common::VoxelMap& map,
