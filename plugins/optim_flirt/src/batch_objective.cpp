@@ -4,13 +4,40 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <unordered_map>
 
 namespace regpipe::flirt {
 
 std::vector<double> BatchObjective::evaluate(const std::vector<Point>& points) {
   std::vector<double> costs(points.size());
-  if (points.empty()) return costs;
+  // The points not evaluated at this level, each once (a batch may hold one twice), and where
+  // each point's cost will come from: memory, or that list.
+  std::vector<Point> fresh;
+  std::vector<size_t> from_fresh(points.size(), SIZE_MAX);
+  std::unordered_map<Point, size_t, PointBits, PointBits> fresh_index;
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (const double* known = evaluated_.find(points[i])) {
+      costs[i] = *known;
+      ++stage_repeats_;
+      continue;
+    }
+    const auto [it, added] = fresh_index.emplace(points[i], fresh.size());
+    if (added) fresh.push_back(points[i]);
+    else ++stage_repeats_;
+    from_fresh[i] = it->second;
+  }
+  if (fresh.empty()) return costs;
+  const std::vector<double> fresh_costs = evaluate_new(fresh);
+  for (size_t j = 0; j < fresh.size(); ++j) evaluated_.add(fresh[j], fresh_costs[j]);
+  for (size_t i = 0; i < points.size(); ++i)
+    if (from_fresh[i] != SIZE_MAX) costs[i] = fresh_costs[from_fresh[i]];
+  return costs;
+}
+
+std::vector<double> BatchObjective::evaluate_new(const std::vector<Point>& points) {
+  std::vector<double> costs(points.size());
   // The objective reads k vectors of param_count doubles back to back.
   static_assert(sizeof(Point) == RP_PARAM_COUNT * sizeof(double));
   const auto begin = std::chrono::steady_clock::now();
@@ -37,6 +64,7 @@ std::vector<double> BatchObjective::evaluate(const std::vector<Point>& points) {
 void BatchObjective::set_level(uint32_t level) {
   rp::check(objective_, objective_.set_level(objective_.ctx, level));
   level_ = level;
+  evaluated_.clear();
   fastest_seconds_.fill(0.0);
   one_point_calls_ = 0;
 }
@@ -56,6 +84,7 @@ void BatchObjective::begin_stage(const std::string& name) {
     objective_.begin_stage(objective_.ctx, name.c_str());
   stage_evaluations_ = 0;
   stage_calls_ = 0;
+  stage_repeats_ = 0;
 }
 
 std::string BatchObjective::fastest_calls() const {

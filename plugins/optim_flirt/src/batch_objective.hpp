@@ -1,9 +1,11 @@
 // The host's rp_objective as the search sees it: levels, stages for the report, and batched
 // evaluation of points with the checks abi.h promises (finite costs), counted per stage so
 // the plugin can log how well the stage batched, and timed per batch size at the current level
-// so the search can tell whether extra points in a call are cheap (speculation).
+// so the search can tell whether extra points in a call are cheap (speculation). Points
+// already evaluated at the current level are answered from memory (evaluated_points.hpp).
 #pragma once
 
+#include "evaluated_points.hpp"
 #include "point.hpp"
 
 #include <regpipe/abi.h>
@@ -20,11 +22,12 @@ class BatchObjective {
   // Keeps a reference to `objective`, which must outlive this object.
   explicit BatchObjective(const rp_objective& objective) : objective_(objective) {}
 
-  // Costs of `points` in one objective call. Throws rp::Error with the objective's status
-  // and message (RP_CANCELLED included), RP_INTERNAL for a non-finite cost.
+  // Costs of `points`: those not yet evaluated at this level in one objective call (none
+  // when every point is known). Throws rp::Error with the objective's status and message
+  // (RP_CANCELLED included), RP_INTERNAL for a non-finite cost.
   std::vector<double> evaluate(const std::vector<Point>& points);
 
-  // Selects a level; the timings start afresh.
+  // Selects a level; the timings and the evaluated points start afresh.
   void set_level(uint32_t level);
   double level_mm() const { return objective_.levels_mm[level_]; }
   // Per parameter: a natural step at the current level (the host updates it in set_level).
@@ -32,8 +35,10 @@ class BatchObjective {
 
   // Opens a named stage in the host's report and restarts the per-stage counters.
   void begin_stage(const std::string& name);
+  // Points the objective evaluated, its calls, and the points answered from memory instead.
   size_t stage_evaluations() const { return stage_evaluations_; }
   size_t stage_calls() const { return stage_calls_; }
+  size_t stage_repeats() const { return stage_repeats_; }
 
   // Whether, at the current level, a call of k > 1 points has taken less than
   // 1 + kCheapExtraPoint (k - 1) times the fastest one-point call (fastest calls of each size,
@@ -49,10 +54,15 @@ class BatchObjective {
   std::string fastest_calls() const;
 
  private:
+  // Costs of `points`, none known, in one timed objective call.
+  std::vector<double> evaluate_new(const std::vector<Point>& points);
+
   const rp_objective& objective_;
   uint32_t level_ = 0;
   size_t stage_evaluations_ = 0;
   size_t stage_calls_ = 0;
+  size_t stage_repeats_ = 0;
+  EvaluatedPoints evaluated_;
   // Fastest call at this level by number of points (index k - 1); 0 where none yet.
   std::array<double, 8> fastest_seconds_{};
   size_t one_point_calls_ = 0;  // timed at this level

@@ -22,10 +22,11 @@ void StageLog::end(double best_cost) {
   const size_t evaluations = objective_.stage_evaluations(), calls = objective_.stage_calls();
   char line[512];
   std::snprintf(line, sizeof line,
-                "optim.flirt %s: %zu evaluations in %zu objective calls (%.1f per call), best "
-                "cost %.6g; fastest calls at this level: %s",
+                "optim.flirt %s: %zu evaluations in %zu objective calls (%.1f per call), %zu "
+                "repeated points answered from memory, best cost %.6g; fastest calls at this "
+                "level: %s",
                 name_.c_str(), evaluations, calls, calls > 0 ? double(evaluations) / calls : 0.0,
-                best_cost, objective_.fastest_calls().c_str());
+                objective_.stage_repeats(), best_cost, objective_.fastest_calls().c_str());
   log(RP_LOG_INFO, line);
 }
 
