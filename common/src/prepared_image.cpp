@@ -94,50 +94,10 @@ void check_same_grid(const rp_image& weight, const rp_image& image, const std::s
   fail(what + " is 0 everywhere; at least one voxel needs a weight > 0");
 }
 
-std::vector<float> copy_values(const rp_image& image, const regpipe_common::Grid& g,
-                               const std::string& what) {
-  const std::size_t n = voxel_count(g);
-  std::vector<float> values(image.data, image.data + n);
-  for (std::size_t i = 0; i < n; ++i)
-    if (!std::isfinite(values[i])) fail_non_finite(what, g, i, values[i]);
-  return values;
-}
-
-std::vector<float> copy_weights(const rp_image& weight, const rp_image& image,
-                                const regpipe_common::Grid& g, const std::string& role) {
-  const std::string what = role + " weight";
-  checked_grid(weight, what);
-  check_same_grid(weight, image, role);
-  std::vector<float> w = copy_values(weight, g, what);
-  bool any_positive = false;
-  for (std::size_t i = 0; i < w.size(); ++i) {
-    if (w[i] < 0.f) fail_negative_weight(what, g, i, w[i]);
-    any_positive = any_positive || w[i] > 0.f;
-  }
-  if (!any_positive) fail_all_zero(what);
-  return w;
-}
-
 void copy_geometry(const rp_image& image, double voxel_to_world[16], double spacing_mm[3]) {
   const double* m = image.voxel_to_world;
   for (int i = 0; i < 16; ++i) voxel_to_world[i] = m[i];
   for (int c = 0; c < 3; ++c) spacing_mm[c] = axis_spacing(m, c);
-}
-
-void measure_intensities(PreparedImage& p) {
-  double sum_w = 0.0, sum_wv = 0.0;
-  bool first = true;
-  for (std::size_t i = 0; i < p.voxel_count(); ++i) {
-    const float w = p.weight(i);
-    if (!(w > 0.f)) continue;
-    const float v = p.values[i];
-    p.min_value = first || v < p.min_value ? v : p.min_value;
-    p.max_value = first || v > p.max_value ? v : p.max_value;
-    first = false;
-    sum_w += w;
-    sum_wv += double(w) * v;
-  }
-  p.mean = sum_wv / sum_w;
 }
 
 void fail_if_constant(float min_value, float max_value, bool weighted, const std::string& role,
@@ -173,7 +133,7 @@ SlabScan scan_slab(const MeasuredImage& m, std::size_t first, std::size_t end) {
       s.max_weight = std::max(s.max_weight, w);
     }
     if (!(w > 0.f)) continue;
-    // As measure_intensities: the first of equal extremes is kept.
+    // The first of equal extremes is kept (of -0 and 0, the earlier), as a serial scan keeps it.
     s.min_value = s.weighted == 0 || v < s.min_value ? v : s.min_value;
     s.max_value = s.weighted == 0 || v > s.max_value ? v : s.max_value;
     ++s.weighted;
@@ -181,7 +141,7 @@ SlabScan scan_slab(const MeasuredImage& m, std::size_t first, std::size_t end) {
   return s;
 }
 
-// measure_intensities' sums, in its order (a different order changes the last bits).
+// PreparedImage::mean's sums, in voxel order (a different order changes the last bits).
 struct SerialSums {
   double weight = 0.0, weighted_values = 0.0;
 };
@@ -305,12 +265,21 @@ void require_varying(const MeasuredImage& image, const std::string& role, const 
 
 PreparedImage prepare_image(const rp_image& image, const rp_image* weight,
                             const std::string& role) {
+  // The checks and the range in parallel slabs, in place; then the mean, whose sum must run in
+  // voxel order, beside the copies.
+  const MeasuredImage m = measure_image_in_place(image, weight, role);
+  const bool large = m.voxel_count >= 2 * kVoxelsPerSlab;
+  std::future<double> mean;
+  if (large) mean = std::async(std::launch::async, weighted_mean, std::cref(m));
   PreparedImage p;
-  p.grid = checked_grid(image, role + " image");
-  copy_geometry(image, p.voxel_to_world, p.spacing_mm);
-  p.values = copy_values(image, p.grid, role + " image");
-  if (weight != nullptr) p.weights = copy_weights(*weight, image, p.grid, role);
-  measure_intensities(p);
+  p.grid = m.grid;
+  std::copy_n(m.voxel_to_world, 16, p.voxel_to_world);
+  std::copy_n(m.spacing_mm, 3, p.spacing_mm);
+  p.values.assign(m.values, m.values + m.voxel_count);
+  if (m.weights != nullptr) p.weights.assign(m.weights, m.weights + m.voxel_count);
+  p.min_value = m.min_value;
+  p.max_value = m.max_value;
+  p.mean = large ? mean.get() : weighted_mean(m);
   return p;
 }
 
@@ -320,9 +289,13 @@ void require_varying(const PreparedImage& image, const std::string& role, const 
 
 void bin_voxels(PreparedImage& image, int bins, const std::string& role) {
   image.binning = make_binning(image.min_value, image.max_value, bins, role);
-  image.voxel_bins.resize(image.voxel_count());
-  for (std::size_t i = 0; i < image.voxel_count(); ++i)
-    image.voxel_bins[i] = image.binning.bin(image.values[i]);
+  const std::size_t n = image.voxel_count();
+  image.voxel_bins.resize(n);
+  const std::size_t slabs = std::clamp<std::size_t>(n / kVoxelsPerSlab, 1, kMaxSlabs);
+  parallel_slabs(slabs, [&](std::size_t s) {
+    for (std::size_t i = slab_begin(n, slabs, s); i < slab_begin(n, slabs, s + 1); ++i)
+      image.voxel_bins[i] = image.binning.bin(image.values[i]);
+  });
 }
 
 }  // namespace regpipe_common
