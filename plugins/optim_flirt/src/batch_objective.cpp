@@ -6,33 +6,37 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <unordered_map>
 
 namespace regpipe::flirt {
 
 std::vector<double> BatchObjective::evaluate(const std::vector<Point>& points) {
-  std::vector<double> costs(points.size());
-  // The points not evaluated at this level, each once (a batch may hold one twice), and where
-  // each point's cost will come from: memory, or that list.
+  // Each point's place among the level's evaluated points; those added by this call (from
+  // `first_new` on, a point the call holds twice added once) go to the objective.
+  if (evaluated_.size() + points.size() > EvaluatedPoints::kMaxPoints) evaluated_.clear();
+  const size_t first_new = evaluated_.size();
   std::vector<Point> fresh;
-  std::vector<size_t> from_fresh(points.size(), SIZE_MAX);
-  std::unordered_map<Point, size_t, PointBits, PointBits> fresh_index;
+  std::vector<size_t> place(points.size());
   for (size_t i = 0; i < points.size(); ++i) {
-    if (const double* known = evaluated_.find(points[i])) {
-      costs[i] = *known;
+    place[i] = evaluated_.find(points[i]);
+    if (place[i] != EvaluatedPoints::kNone) {
       ++stage_repeats_;
-      continue;
+    } else {
+      place[i] = evaluated_.add(points[i]);
+      fresh.push_back(points[i]);
     }
-    const auto [it, added] = fresh_index.emplace(points[i], fresh.size());
-    if (added) fresh.push_back(points[i]);
-    else ++stage_repeats_;
-    from_fresh[i] = it->second;
   }
-  if (fresh.empty()) return costs;
-  const std::vector<double> fresh_costs = evaluate_new(fresh);
-  for (size_t j = 0; j < fresh.size(); ++j) evaluated_.add(fresh[j], fresh_costs[j]);
-  for (size_t i = 0; i < points.size(); ++i)
-    if (from_fresh[i] != SIZE_MAX) costs[i] = fresh_costs[from_fresh[i]];
+  if (!fresh.empty()) {
+    std::vector<double> fresh_costs;
+    try {
+      fresh_costs = evaluate_new(fresh);
+    } catch (...) {
+      evaluated_.clear();  // no point without its cost may stay
+      throw;
+    }
+    for (size_t j = 0; j < fresh.size(); ++j) evaluated_.cost(first_new + j) = fresh_costs[j];
+  }
+  std::vector<double> costs(points.size());
+  for (size_t i = 0; i < points.size(); ++i) costs[i] = evaluated_.cost(place[i]);
   return costs;
 }
 
