@@ -20,7 +20,8 @@ TEST(EvaluatedPoints, FindsEveryPointAddedAndNoOther) {
     for (double& v : p) v = u(rng);
     return p;
   };
-  // More points than the first index holds (4 x 8192 slots at most half full): it grows twice.
+  // Far more points than the first index holds (1024 slots, at most half full): it grows six
+  // times.
   std::vector<Point> added(40000);
   EvaluatedPoints memory;
   for (std::size_t i = 0; i < added.size(); ++i) {

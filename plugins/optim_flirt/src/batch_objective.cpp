@@ -10,6 +10,7 @@
 namespace regpipe::flirt {
 
 std::vector<double> BatchObjective::evaluate(const std::vector<Point>& points) {
+  if (!remember_) return points.empty() ? std::vector<double>{} : evaluate_new(points);
   // Each point's place among the level's evaluated points; those added by this call (from
   // `first_new` on, a point the call holds twice added once) go to the objective.
   if (evaluated_.size() + points.size() > EvaluatedPoints::kMaxPoints) evaluated_.clear();
@@ -37,6 +38,11 @@ std::vector<double> BatchObjective::evaluate(const std::vector<Point>& points) {
   }
   std::vector<double> costs(points.size());
   for (size_t i = 0; i < points.size(); ++i) costs[i] = evaluated_.cost(place[i]);
+  if (!memory_decided_ && !fresh.empty()) {
+    memory_decided_ = true;
+    remember_ = last_call_seconds_ >= kRememberFromSecondsPerPoint * double(fresh.size());
+    if (!remember_) evaluated_.clear();
+  }
   return costs;
 }
 
@@ -49,6 +55,7 @@ std::vector<double> BatchObjective::evaluate_new(const std::vector<Point>& point
                                             costs.data()));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  last_call_seconds_ = seconds;
   if (points.size() <= fastest_seconds_.size()) {
     double& fastest = fastest_seconds_[points.size() - 1];
     if (fastest == 0.0 || seconds < fastest) fastest = seconds;
@@ -69,6 +76,8 @@ void BatchObjective::set_level(uint32_t level) {
   rp::check(objective_, objective_.set_level(objective_.ctx, level));
   level_ = level;
   evaluated_.clear();
+  remember_ = true;
+  memory_decided_ = false;
   fastest_seconds_.fill(0.0);
   one_point_calls_ = 0;
 }

@@ -1,8 +1,9 @@
 // The host's rp_objective as the search sees it: levels, stages for the report, and batched
 // evaluation of points with the checks abi.h promises (finite costs), counted per stage so
 // the plugin can log how well the stage batched, and timed per batch size at the current level
-// so the search can tell whether extra points in a call are cheap (speculation). Points
-// already evaluated at the current level are answered from memory (evaluated_points.hpp).
+// // so the search can tell whether extra points in a call are cheap (speculation). Points
+// already evaluated at the current level are answered from memory (evaluated_points.hpp)
+// where a point costs enough for that to pay.
 #pragma once
 
 #include "evaluated_points.hpp"
@@ -26,6 +27,14 @@ class BatchObjective {
   // when every point is known). Throws rp::Error with the objective's status and message
   // (RP_CANCELLED included), RP_INTERNAL for a non-finite cost.
   std::vector<double> evaluate(const std::vector<Point>& points);
+
+  // Points are remembered at a level whose first call took at least this long a point. A
+  // lookup and an insert cost 0.05-0.3 us (the most while the memory's pages are first
+  // touched): that pays on a CPU (cpu.cr, 2 cores: about 45 us a point at 8 mm), not in a
+  // GPU's batches (cuda.cr on an H200: 1-3 us a point at 8 and 4 mm, where leaving a point
+  // out of a call saves little more than that, and the memory made the registration 3.5 %
+  // slower), and again in its one-search stages (30-60 us a point at 2 and 1 mm).
+  static constexpr double kRememberFromSecondsPerPoint = 10e-6;
 
   // Selects a level; the timings and the evaluated points start afresh.
   void set_level(uint32_t level);
@@ -63,6 +72,9 @@ class BatchObjective {
   size_t stage_calls_ = 0;
   size_t stage_repeats_ = 0;
   EvaluatedPoints evaluated_;
+  bool remember_ = true;           // this level's points (until its first call says otherwise)
+  bool memory_decided_ = false;    // by this level's first call
+  double last_call_seconds_ = 0.0;
   // Fastest call at this level by number of points (index k - 1); 0 where none yet.
   std::array<double, 8> fastest_seconds_{};
   size_t one_point_calls_ = 0;  // timed at this level

@@ -23,18 +23,11 @@ class EvaluatedPoints {
  public:
   static constexpr std::size_t kNone = SIZE_MAX;
 
-  // Room for a coarse level's points (FLIRT's 8 and 4 mm stages ask for about 4,500), taken
-  // once per search rather than grown within its first level.
-  EvaluatedPoints() {
-    points_.reserve(kTypicalLevelPoints);
-    costs_.reserve(kTypicalLevelPoints);
-    hashes_.reserve(kTypicalLevelPoints);
-    slots_.assign(4 * kTypicalLevelPoints, 0);
-  }
 
   // The place of `p` if it was added since the last clear(), else kNone. Points are equal when
   // their bits are: -0.0 and 0.0 differ, which costs at most a repeated evaluation.
   std::size_t find(const Point& p) const {
+    if (slots_.empty()) return kNone;
     const uint64_t h = hash(p);
     for (std::size_t s = h & mask();; s = (s + 1) & mask()) {
       const uint64_t slot = slots_[s];
@@ -71,7 +64,6 @@ class EvaluatedPoints {
   }
 
   static constexpr std::size_t kMaxPoints = std::size_t(1) << 20;  // about 110 MB
-  static constexpr std::size_t kTypicalLevelPoints = 8192;
 
  private:
   // Four independent multiply-xor chains over the twelve words, then mixed: the chains' latency
@@ -99,7 +91,7 @@ class EvaluatedPoints {
   }
   // Doubles the index (at most half full), placing every point again.
   void grow() {
-    slots_.assign(2 * slots_.size(), 0);
+    slots_.assign(slots_.empty() ? 1024 : 2 * slots_.size(), 0);
     for (std::size_t at = 0; at < points_.size(); ++at) place(at);
   }
 
