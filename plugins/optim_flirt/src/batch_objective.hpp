@@ -1,7 +1,7 @@
 // The host's rp_objective as the search sees it: levels, stages for the report, and batched
 // evaluation of points with the checks abi.h promises (finite costs), counted per stage so
 // the plugin can log how well the stage batched, and timed per batch size at the current level
-// // so the search can tell whether extra points in a call are cheap (speculation). Points
+// so the search can tell whether extra points in a call are cheap (speculation). Points
 // already evaluated at the current level are answered from memory (evaluated_points.hpp)
 // where a point costs enough for that to pay.
 #pragma once

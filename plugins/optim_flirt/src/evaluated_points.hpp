@@ -23,7 +23,6 @@ class EvaluatedPoints {
  public:
   static constexpr std::size_t kNone = SIZE_MAX;
 
-
   // The place of `p` if it was added since the last clear(), else kNone. Points are equal when
   // their bits are: -0.0 and 0.0 differ, which costs at most a repeated evaluation.
   std::size_t find(const Point& p) const {
@@ -63,7 +62,9 @@ class EvaluatedPoints {
     std::fill(slots_.begin(), slots_.end(), 0);
   }
 
-  static constexpr std::size_t kMaxPoints = std::size_t(1) << 20;  // about 110 MB
+  // A level of FLIRT's search asks for about 4,500 points, a full-turn search about 10,000;
+  // past this many (about 30 MB) the memory starts again.
+  static constexpr std::size_t kMaxPoints = std::size_t(1) << 18;
 
  private:
   // Four independent multiply-xor chains over the twelve words, then mixed: the chains' latency
