@@ -239,11 +239,16 @@ MeasuredImage measure_image_in_place(const rp_image& image, const rp_image* weig
   }
   if (weighted == 0) fail_all_zero(weight_name);
   m.total_weight = double(weighted);  // weight 1 each: exact in double below 2^53
-  if (serial) m.total_weight = (sums.valid() ? sums.get() : serial_sums(m)).weight;
+  if (serial) {
+    const SerialSums summed = sums.valid() ? sums.get() : serial_sums(m);
+    m.total_weight = summed.weight;
+    m.weighted_value_sum = summed.weighted_values;
+  }
   return m;
 }
 
 double weighted_mean(const MeasuredImage& image) {
+  if (image.weighted_value_sum) return *image.weighted_value_sum / image.total_weight;
   const SerialSums sums = serial_sums(image);
   return sums.weighted_values / sums.weight;
 }
@@ -266,11 +271,11 @@ void require_varying(const MeasuredImage& image, const std::string& role, const 
 PreparedImage prepare_image(const rp_image& image, const rp_image* weight,
                             const std::string& role) {
   // The checks and the range in parallel slabs, in place; then the mean, whose sum must run in
-  // voxel order, beside the copies.
+  // voxel order, beside the copies (a weighted image's was summed with its total weight).
   const MeasuredImage m = measure_image_in_place(image, weight, role);
-  const bool large = m.voxel_count >= 2 * kVoxelsPerSlab;
+  const bool sum_apart = m.voxel_count >= 2 * kVoxelsPerSlab && !m.weighted_value_sum;
   std::future<double> mean;
-  if (large) mean = std::async(std::launch::async, weighted_mean, std::cref(m));
+  if (sum_apart) mean = std::async(std::launch::async, weighted_mean, std::cref(m));
   PreparedImage p;
   p.grid = m.grid;
   std::copy_n(m.voxel_to_world, 16, p.voxel_to_world);
@@ -279,7 +284,7 @@ PreparedImage prepare_image(const rp_image& image, const rp_image* weight,
   if (m.weights != nullptr) p.weights.assign(m.weights, m.weights + m.voxel_count);
   p.min_value = m.min_value;
   p.max_value = m.max_value;
-  p.mean = large ? mean.get() : weighted_mean(m);
+  p.mean = sum_apart ? mean.get() : weighted_mean(m);
   return p;
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,9 @@ struct MeasuredImage {
   // Over the voxels with weight > 0, as PreparedImage:
   float min_value = 0.f, max_value = 0.f;
   double total_weight = 0.0;  // summed in x-fastest order
+  // The sum of w v in x-fastest order, where that order's pass ran for total_weight (a
+  // weighting image): weighted_mean's numerator, then not summed again.
+  std::optional<double> weighted_value_sum;
   // Over every voxel, weight 0 included:
   float min_all = 0.f, max_all = 0.f, max_weight = 1.f;
 
@@ -93,7 +97,8 @@ MeasuredImage measure_header(const rp_image& image, const std::string& role);
                                   float value);
 
 // PreparedImage::mean, bit for bit: a serial sum in x-fastest order (its order fixes its last
-// bits), apart so that callers can overlap it with other work.
+// bits), apart so that callers can overlap it with other work; a weighted image's sum is the
+// one measure_image_in_place already made.
 double weighted_mean(const MeasuredImage& image);
 
 // Where weighted_mean's result lies for an unweighted image of `count` voxels whose sum in
