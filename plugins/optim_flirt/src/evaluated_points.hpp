@@ -45,7 +45,6 @@ class EvaluatedPoints {
     const std::size_t at = points_.size();
     points_.push_back(p);
     costs_.push_back(0.0);
-    hashes_.push_back(hash(p));
     place(at);
     return at;
   }
@@ -58,7 +57,6 @@ class EvaluatedPoints {
   void clear() {
     points_.clear();
     costs_.clear();
-    hashes_.clear();
     std::fill(slots_.begin(), slots_.end(), 0);
   }
 
@@ -85,7 +83,7 @@ class EvaluatedPoints {
   }
   std::size_t mask() const { return slots_.size() - 1; }
   void place(std::size_t at) {
-    const uint64_t h = hashes_[at];
+    const uint64_t h = hash(points_[at]);
     std::size_t s = h & mask();
     while (slots_[s] != 0) s = (s + 1) & mask();
     slots_[s] = (h >> 32 << 32) | uint64_t(at + 1);
@@ -98,7 +96,6 @@ class EvaluatedPoints {
 
   std::vector<Point> points_;
   std::vector<double> costs_;
-  std::vector<uint64_t> hashes_;
   std::vector<uint64_t> slots_;  // 0: empty; else the tag (the hash's high half) and place + 1
 };
 
